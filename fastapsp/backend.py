@@ -1,0 +1,82 @@
+"""Choosing between the NumPy/SciPy reference path and the CuPy (GPU) path.
+
+The user picks a backend once (``auto``, ``numpy`` or ``cupy``); every stage
+then takes its array module from the arrays it is given.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import BackendError
+
+__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "to_host", "device_csr"]
+
+BACKENDS = ("auto", "numpy", "cupy")
+
+
+def gpu_count() -> int:
+    """Number of CUDA devices CuPy can see (0 when CuPy or a driver is missing)."""
+    try:
+        import cupy
+    except Exception:
+        return 0
+    try:
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0
+
+
+def resolve_backend(name: str) -> str:
+    """Turn ``auto|numpy|cupy`` into the backend that will run: ``numpy`` or ``cupy``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    BackendError
+        When ``cupy`` is asked for and no GPU is usable.
+    """
+    if name not in BACKENDS:
+        raise ValueError(f"backend: {name!r} is not one of {', '.join(BACKENDS)}")
+    if name == "numpy":
+        return "numpy"
+    if gpu_count() > 0:
+        return "cupy"
+    if name == "cupy":
+        raise BackendError(
+            "backend 'cupy': no usable GPU (CuPy missing or no CUDA device visible); "
+            "install the 'gpu' extra or use --backend numpy"
+        )
+    return "numpy"
+
+
+def array_module(*arrays):
+    """``cupy`` if any argument is a CuPy array, else ``numpy``."""
+    for a in arrays:
+        if type(a).__module__.startswith("cupy"):
+            import cupy
+
+            return cupy
+    return np
+
+
+def to_host(a) -> np.ndarray:
+    """A NumPy copy (or the array itself) of a NumPy or CuPy array."""
+    if type(a).__module__.startswith("cupy"):
+        return a.get()
+    return np.asarray(a)
+
+
+def device_csr(graph, xp):
+    """The graph's CSR arrays ``(indptr, indices, weights)`` on ``xp``, cached per device.
+
+    The host arrays are returned as they are for NumPy; for CuPy one upload is
+    made per graph and device and reused by every component.
+    """
+    if xp is np:
+        return graph.indptr, graph.indices, graph.weights
+    key = ("csr", xp.cuda.Device().id)
+    if key not in graph._cache:
+        graph._cache[key] = (xp.asarray(graph.indptr), xp.asarray(graph.indices), xp.asarray(graph.weights))
+    return graph._cache[key]

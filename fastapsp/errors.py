@@ -1,0 +1,29 @@
+"""Exception classes raised by fastapsp.
+
+Every error carries a message that names the file or argument, what was found
+and what is allowed, so that the command line can print it as one line.
+"""
+
+
+class FastAPSPError(Exception):
+    """Base class of the errors fastapsp raises on purpose."""
+
+
+class GraphFormatError(FastAPSPError, ValueError):
+    """A graph file could not be read: wrong format, bad value or bad size."""
+
+
+class PartitionError(FastAPSPError, ValueError):
+    """A partition could not be made, loaded or does not fit the graph."""
+
+
+class ConfigError(FastAPSPError, ValueError):
+    """A command-line option or run-file setting is not allowed."""
+
+
+class BackendError(FastAPSPError, RuntimeError):
+    """The requested backend (CuPy, a GPU, an MPI library) is not available."""
+
+
+class RankError(FastAPSPError):
+    """Raised on every rank when any rank failed; the message is the first failure."""

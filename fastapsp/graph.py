@@ -1,0 +1,198 @@
+"""The one graph type of fastapsp: a validated CSR adjacency structure.
+
+Row ``u`` of the CSR lists the heads ``v`` of the arcs ``u -> v`` with their
+weights.  An undirected graph stores every edge as two arcs.  Self loops are
+never stored (they cannot shorten a path), of parallel arcs only the lightest
+is kept, and explicit zero weights stay edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Graph", "index_dtype"]
+
+
+def index_dtype(n: int, m: int) -> np.dtype:
+    """Smallest index dtype (int32 or int64) that can hold vertex ids and offsets."""
+    if max(n, m) < np.iinfo(np.int32).max:
+        return np.dtype(np.int32)
+    return np.dtype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """A weighted graph in CSR form.
+
+    Parameters
+    ----------
+    indptr : ndarray of int32 or int64, shape (n + 1,)
+        Row offsets: the arcs leaving ``u`` are ``indptr[u]:indptr[u + 1]``.
+    indices : ndarray of the same dtype, shape (m,)
+        Head vertex of every arc, sorted within each row, no duplicates.
+    weights : ndarray of float64, shape (m,)
+        Non-negative, finite arc weights.
+    directed : bool
+        False when every arc ``u -> v`` has its twin ``v -> u`` of equal weight.
+    name : str
+        Where the graph came from (a file name), used in reports and messages.
+
+    Use :meth:`Graph.from_edges` to build one from an edge list; the constructor
+    only checks the arrays it is given.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    weights: np.ndarray
+    directed: bool
+    name: str = ""
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        indptr, indices, weights = self.indptr, self.indices, self.weights
+        if indptr.ndim != 1 or indptr.size < 1:
+            raise ValueError(f"graph {self.name!r}: indptr must be 1-D with n + 1 >= 1 entries")
+        if indices.dtype != indptr.dtype or indices.dtype not in (np.int32, np.int64):
+            raise TypeError(
+                f"graph {self.name!r}: indptr and indices must share dtype int32 or int64, "
+                f"found {indptr.dtype} and {indices.dtype}"
+            )
+        if weights.dtype != np.float64 or weights.shape != indices.shape:
+            raise TypeError(f"graph {self.name!r}: weights must be float64 with one entry per arc")
+        if indptr[0] != 0 or indptr[-1] != indices.size or np.any(np.diff(indptr) < 0):
+            raise ValueError(f"graph {self.name!r}: indptr is not a valid CSR offset array")
+        n = indptr.size - 1
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            raise ValueError(f"graph {self.name!r}: an arc head is outside 0..{n - 1}")
+        if weights.size and not (np.all(np.isfinite(weights)) and weights.min() >= 0):
+            raise ValueError(f"graph {self.name!r}: weights must be finite and non-negative")
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_edges(
+        cls,
+        n: int,
+        src,
+        dst,
+        weights=None,
+        *,
+        directed: bool,
+        name: str = "",
+    ) -> "Graph":
+        """Build a graph from arrays of arcs.
+
+        Parameters
+        ----------
+        n : int
+            Number of vertices; ids run over ``0..n-1``.
+        src, dst : array_like of int
+            Tail and head of every arc (0-based).
+        weights : array_like of float, optional
+            Arc weights; all 1 when omitted.  Must be finite and >= 0.
+        directed : bool
+            When False every arc is also stored reversed.
+        name : str, optional
+            Label used in messages and reports.
+
+        Returns
+        -------
+        Graph
+            Self loops dropped, of parallel arcs the lightest kept.
+
+        Examples
+        --------
+        >>> g = Graph.from_edges(3, [0, 1, 1], [1, 2, 2], [4.0, 2.0, 1.0], directed=True)
+        >>> g.n, g.m, g.weights.tolist()
+        (3, 2, [4.0, 1.0])
+        """
+        if n < 0:
+            raise ValueError(f"graph {name!r}: n must be >= 0, found {n}")
+        src = np.asarray(src, dtype=np.int64).ravel()
+        dst = np.asarray(dst, dtype=np.int64).ravel()
+        if src.shape != dst.shape:
+            raise ValueError(f"graph {name!r}: src and dst differ in length")
+        if weights is None:
+            w = np.ones(src.size, dtype=np.float64)
+        else:
+            w = np.asarray(weights, dtype=np.float64).ravel()
+            if w.shape != src.shape:
+                raise ValueError(f"graph {name!r}: weights and src differ in length")
+        if src.size:
+            if min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n:
+                raise ValueError(f"graph {name!r}: a vertex id is outside 0..{n - 1}")
+            if not np.all(np.isfinite(w)) or w.min() < 0:
+                raise ValueError(f"graph {name!r}: weights must be finite and non-negative")
+        keep = src != dst
+        src, dst, w = src[keep], dst[keep], w[keep]
+        if not directed:
+            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+            w = np.concatenate([w, w])
+        # Sort by (src, dst, weight) so the first arc of each (src, dst) run is the lightest.
+        order = np.lexsort((w, dst, src))
+        src, dst, w = src[order], dst[order], w[order]
+        first = np.ones(src.size, dtype=bool)
+        first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+        src, dst, w = src[first], dst[first], w[first]
+        itype = index_dtype(n, src.size)
+        indptr = np.zeros(n + 1, dtype=itype)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        return cls(indptr, dst.astype(itype), w, bool(directed), name)
+
+    # ------------------------------------------------------------ properties
+    @property
+    def n(self) -> int:
+        """Number of vertices."""
+        return self.indptr.size - 1
+
+    @property
+    def m(self) -> int:
+        """Number of stored arcs (an undirected edge counts twice)."""
+        return self.indices.size
+
+    @property
+    def num_edges(self) -> int:
+        """Number of edges: arcs if directed, unordered pairs if undirected."""
+        return self.m if self.directed else self.m // 2
+
+    @property
+    def unit_weights(self) -> bool:
+        """True when every arc weighs 1, so breadth-first search gives distances."""
+        if "unit" not in self._cache:
+            self._cache["unit"] = bool(np.all(self.weights == 1.0))
+        return self._cache["unit"]
+
+    def degrees(self) -> np.ndarray:
+        """Out-degree of every vertex."""
+        return np.diff(self.indptr)
+
+    def to_scipy(self):
+        """The graph as a ``scipy.sparse.csr_matrix`` (explicit zeros kept)."""
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((self.weights, self.indices, self.indptr), shape=(self.n, self.n))
+
+    def arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Tail, head and weight of every stored arc."""
+        src = np.repeat(np.arange(self.n, dtype=self.indptr.dtype), self.degrees())
+        return src, self.indices, self.weights
+
+    def undirected_adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """Symmetric CSR structure (no weights, no loops, no duplicates).
+
+        This is how partitioners see the graph: an arc in either direction
+        joins the two vertices.
+        """
+        if "undirected" not in self._cache:
+            if self.directed:
+                src, dst, _ = self.arcs()
+                sym = Graph.from_edges(self.n, src, dst, directed=False)
+                self._cache["undirected"] = (sym.indptr, sym.indices)
+            else:
+                self._cache["undirected"] = (self.indptr, self.indices)
+        return self._cache["undirected"]
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"Graph({self.name!r}, n={self.n}, m={self.m} arcs, {kind})"

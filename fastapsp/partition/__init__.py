@@ -1,0 +1,139 @@
+"""Graph partitioners behind one registry; each returns a :class:`Partition`.
+
+Partitioners see the graph as undirected and unweighted: a vertex is a
+boundary vertex when any arc joins it to another component.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from functools import partial
+
+import numpy as np
+
+from ..errors import PartitionError
+from .base import Partition, boundary_mask, make_partition
+from .kahip import KAHIP_MODES, kahip
+from .metis import metis
+
+__all__ = ["PARTITIONERS", "Partition", "partition_graph", "boundary_mask", "make_partition",
+           "save_partition", "load_partition", "graph_fingerprint", "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
+
+DEFAULT_SEED = 42
+DEFAULT_IMBALANCE = 0.03
+
+PARTITIONERS = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
+PARTITIONERS.update({f"kahip-{mode}": partial(kahip, mode=mode) for mode in KAHIP_MODES})
+
+
+def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DEFAULT_SEED,
+                    imbalance: float = DEFAULT_IMBALANCE) -> Partition:
+    """Split ``graph`` into ``k`` components.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph (its undirected structure is partitioned).
+    k : int
+        Number of components, ``1 <= k <= n``.
+    partitioner : str
+        A name from ``PARTITIONERS``: ``metis``, ``metis-vol``, ``kahip-fast``,
+        ``kahip-eco``, ``kahip-strong``, ``kahip-fastsocial``, ``kahip-ecosocial``,
+        ``kahip-strongsocial``.
+    seed : int
+        Random seed of the partitioner (default 42).
+    imbalance : float
+        Allowed imbalance, 0.03 for parts up to 3% above the average.
+
+    Returns
+    -------
+    Partition
+
+    Raises
+    ------
+    ValueError
+        For an unknown partitioner, ``k`` outside ``1..n`` or a negative imbalance.
+
+    Examples
+    --------
+    >>> from fastapsp.graph import Graph
+    >>> g = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], directed=False)
+    >>> p = partition_graph(g, 2)
+    >>> int(p.edge_cut), int(p.boundary.sum())
+    (1, 2)
+    """
+    if partitioner not in PARTITIONERS:
+        raise ValueError(f"partitioner: {partitioner!r} is not one of {', '.join(PARTITIONERS)}")
+    k = int(k)
+    if k < 1 or k > max(graph.n, 1):
+        raise ValueError(f"k: {k} is outside 1..{graph.n} (the number of vertices of {graph.name or 'the graph'})")
+    if not 0 <= imbalance < 1:
+        raise ValueError(f"imbalance: {imbalance} is outside [0, 1)")
+    start = time.perf_counter()
+    if k == 1:
+        labels = np.zeros(graph.n, dtype=np.int32)
+    else:
+        indptr, indices = graph.undirected_adjacency()
+        labels = PARTITIONERS[partitioner](indptr, indices, k, seed=seed, imbalance=imbalance)
+    seconds = time.perf_counter() - start
+    return make_partition(graph, labels, k, method=partitioner, seed=seed, imbalance=imbalance, seconds=seconds)
+
+
+def graph_fingerprint(graph) -> str:
+    """Hex digest of the graph's structure, to tie a saved partition to its graph."""
+    h = hashlib.sha256()
+    h.update(np.int64(graph.n).tobytes())
+    indptr, indices = graph.undirected_adjacency()
+    h.update(indptr.astype(np.int64).tobytes())
+    h.update(indices.astype(np.int64).tobytes())
+    return h.hexdigest()[:32]
+
+
+def save_partition(path, graph, partition: Partition) -> None:
+    """Write ``partition`` (labels and how they were made) to ``path`` as an ``.npz`` archive."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as fh:
+        np.savez(fh, labels=partition.labels, k=partition.k, method=partition.method,
+                 seed=partition.seed, imbalance=partition.imbalance, seconds=partition.seconds,
+                 fingerprint=graph_fingerprint(graph))
+    os.replace(tmp, path)
+
+
+def load_partition(path, graph, k: int | None = None) -> Partition:
+    """Read a partition saved by :func:`save_partition` (or a plain ``.npy`` of labels).
+
+    Raises
+    ------
+    PartitionError
+        When the file is unreadable, was made for another graph, or for another ``k``.
+    """
+    try:
+        data = np.load(path, allow_pickle=False)
+    except Exception as exc:
+        raise PartitionError(f"{path}: not a partition file readable by numpy.load ({exc})") from None
+    if isinstance(data, np.ndarray):  # plain labels, as written by `fastapsp partition --output`
+        labels = data
+        file_k = int(labels.max()) + 1 if labels.size else 1
+        meta = {"method": "file", "seed": -1, "imbalance": float("nan"), "seconds": 0.0}
+        k = file_k if k is None else k
+    else:
+        with data:
+            missing = {"labels", "k", "fingerprint"} - set(data.files)
+            if missing:
+                raise PartitionError(f"{path}: not a fastapsp partition file (missing {', '.join(sorted(missing))})")
+            labels, file_k = data["labels"], int(data["k"])
+            if str(data["fingerprint"]) != graph_fingerprint(graph):
+                raise PartitionError(f"{path}: partition was made for another graph than {graph.name!r}; "
+                                     "delete the file or pass another --partition-file")
+            meta = {key: data[key].item() for key in ("method", "seed", "imbalance", "seconds") if key in data.files}
+        if k is not None and k != file_k:
+            raise PartitionError(f"{path}: partition has k={file_k}, the run asks for k={k}")
+        k = file_k
+    if labels.shape != (graph.n,):
+        raise PartitionError(f"{path}: {labels.size} labels for a graph of {graph.n} vertices")
+    if labels.size and (labels.min() < 0 or labels.max() >= k):
+        raise PartitionError(f"{path}: labels must lie in 0..{k - 1}")
+    return make_partition(graph, labels, k, method=str(meta.get("method", "file")), seed=int(meta.get("seed", -1)),
+                          imbalance=float(meta.get("imbalance", float("nan"))), seconds=float(meta.get("seconds", 0.0)))

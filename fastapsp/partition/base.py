@@ -1,0 +1,110 @@
+"""The result every partitioner returns, and the metrics computed from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import PartitionError
+
+__all__ = ["Partition", "make_partition", "boundary_mask"]
+
+
+def boundary_mask(graph, labels: np.ndarray) -> np.ndarray:
+    """True for every vertex with an arc to or from a vertex of another part."""
+    src, dst, _ = graph.arcs()
+    cut = labels[src] != labels[dst]
+    mask = np.zeros(graph.n, dtype=bool)
+    mask[src[cut]] = True
+    mask[dst[cut]] = True
+    return mask
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """A split of the vertices into ``k`` components, with its quality metrics.
+
+    Attributes
+    ----------
+    labels : ndarray of int32, shape (n,)
+        Component of every vertex, in ``0..k-1``.
+    k : int
+        Number of components asked for (some may be empty).
+    boundary : ndarray of bool, shape (n,)
+        True for boundary vertices (an arc to or from another component).
+    method, seed, imbalance, seconds
+        How it was made: partitioner name, random seed, allowed imbalance and
+        the wall-clock seconds the partitioner took.
+    """
+
+    labels: np.ndarray
+    k: int
+    boundary: np.ndarray
+    method: str
+    seed: int
+    imbalance: float
+    seconds: float
+    edge_cut: int
+    _order: np.ndarray = field(repr=False)
+    _starts: np.ndarray = field(repr=False)
+    _n_boundary: np.ndarray = field(repr=False)
+
+    # ------------------------------------------------------------- components
+    def component(self, p: int) -> tuple[np.ndarray, int]:
+        """Vertices of component ``p`` (boundary first, each group ascending) and the boundary count."""
+        vertices = self._order[self._starts[p] : self._starts[p + 1]]
+        return vertices, int(self._n_boundary[p])
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Vertex count of every component."""
+        return np.diff(self._starts)
+
+    @property
+    def boundary_per_part(self) -> np.ndarray:
+        """Boundary vertex count of every component."""
+        return self._n_boundary.copy()
+
+    # ---------------------------------------------------------------- metrics
+    def metrics(self) -> dict:
+        """Quality figures: edge cut, boundary counts and ratio, largest part and imbalance."""
+        n = self.labels.size
+        total_boundary = int(self._n_boundary.sum())
+        largest = int(self.sizes.max()) if self.k else 0
+        return {
+            "k": self.k,
+            "partitioner": self.method,
+            "seed": self.seed,
+            "imbalance_allowed": self.imbalance,
+            "edge_cut": int(self.edge_cut),
+            "boundary_vertices": total_boundary,
+            "boundary_per_part": self._n_boundary.tolist(),
+            "boundary_ratio": total_boundary / (n - total_boundary) if n > total_boundary else float("inf"),
+            "largest_part": largest,
+            "imbalance": largest * self.k / n - 1.0 if n else 0.0,
+            "partition_seconds": self.seconds,
+        }
+
+
+def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: float, seconds: float) -> Partition:
+    """Check ``labels`` against ``graph`` and compute the boundary and metrics."""
+    labels = np.asarray(labels)
+    if labels.shape != (graph.n,):
+        raise PartitionError(f"partition of {graph.name!r}: expected {graph.n} labels, found shape {labels.shape}")
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise PartitionError(f"partition of {graph.name!r}: labels must be integers, found {labels.dtype}")
+    if labels.size and (labels.min() < 0 or labels.max() >= k):
+        raise PartitionError(f"partition of {graph.name!r}: labels must lie in 0..{k - 1}")
+    labels = labels.astype(np.int32)
+    boundary = boundary_mask(graph, labels)
+    # One stable sort gives every component's vertices, boundary first, each group ascending.
+    order = np.lexsort((np.arange(graph.n), ~boundary, labels))
+    starts = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(np.bincount(labels, minlength=k), out=starts[1:])
+    n_boundary = np.bincount(labels[boundary], minlength=k).astype(np.int64)
+    indptr, indices = graph.undirected_adjacency()
+    src = np.repeat(np.arange(graph.n), np.diff(indptr))
+    edge_cut = int(np.count_nonzero(labels[src] != labels[indices]) // 2)
+    return Partition(labels, int(k), boundary, method, int(seed), float(imbalance), float(seconds),
+                     edge_cut, order, starts, n_boundary)

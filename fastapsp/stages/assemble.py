@@ -1,0 +1,63 @@
+"""Stage 6: fill a component's row block (or a column slice of it) of the distance matrix."""
+
+from __future__ import annotations
+
+from ..backend import array_module
+
+__all__ = ["assemble_row_block"]
+
+
+def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, *, column_start: int = 0):
+    """Complete the rows of one component for the columns ``column_start .. column_start + w``.
+
+    On entry ``block[n_boundary:]`` holds the interior rows computed through the
+    boundary (:func:`min_plus`).  This copies in the boundary rows (boundary
+    SSSP) and, for the component's own vertices among these columns, the exact
+    Floyd-Warshall distances of the interior rows: paths that never leave the
+    component are only there.
+
+    Parameters
+    ----------
+    block : ndarray, shape (c, w)
+        Row ``a`` belongs to ``vertices[a]``, column ``j`` to vertex ``column_start + j``.
+        Changed in place.
+    boundary_rows : ndarray, shape (n_boundary, n)
+        Distances from the boundary vertices to all vertices.
+    matrix : ndarray, shape (c, c)
+        The closed component matrix.
+    vertices : ndarray of int, shape (c,)
+        The component's vertices, boundary first.
+    n_boundary : int
+        Number of boundary vertices.
+    column_start : int
+        First vertex covered by ``block``'s columns.
+
+    Returns
+    -------
+    ndarray
+        ``block``, holding exact distances from each component vertex.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> block = np.full((1, 3), np.inf)
+    >>> assemble_row_block(block, np.empty((0, 3)), np.zeros((1, 1)), np.array([2]), 0).tolist()
+    [[inf, inf, 0.0]]
+    """
+    xp = array_module(block, boundary_rows, matrix)
+    c, width = block.shape
+    if matrix.shape != (c, c):
+        raise ValueError(f"block {block.shape} and matrix {matrix.shape} do not fit one component")
+    if boundary_rows.shape[0] != n_boundary or column_start + width > boundary_rows.shape[1]:
+        raise ValueError(f"boundary_rows {boundary_rows.shape} does not fit {n_boundary} boundary rows "
+                         f"and columns {column_start}..{column_start + width - 1}")
+    vertices = xp.asarray(vertices)
+    if vertices.shape != (c,):
+        raise ValueError(f"vertices: expected {c} ids, found shape {vertices.shape}")
+    block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
+    inside = (vertices >= column_start) & (vertices < column_start + width)
+    if width == boundary_rows.shape[1]:
+        block[n_boundary:, vertices] = matrix[n_boundary:]
+    else:
+        block[n_boundary:, vertices[inside] - column_start] = matrix[n_boundary:][:, inside]
+    return block

@@ -1,0 +1,73 @@
+"""Stage 5: min-plus product, the distances from interior vertices to the rest of the graph."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import array_module
+
+__all__ = ["min_plus"]
+
+# Host path: rows of the output handled together, sized so that the block being
+# updated stays in the CPU cache while the inner dimension is swept.
+_HOST_BLOCK_BYTES = 1 << 19
+
+
+def min_plus(a, b, *, out=None, accumulate: bool = False):
+    """Min-plus product ``out[i, j] = min_t a[i, t] + b[t, j]``.
+
+    Parameters
+    ----------
+    a : ndarray, shape (r, t)
+        Left operand (interior-to-boundary distances).
+    b : ndarray, shape (t, c)
+        Right operand (boundary-to-all distances).
+    out : ndarray, shape (r, c), optional
+        Result array, may be a view (for example rows of a row block).
+    accumulate : bool
+        When True, ``out`` is updated to ``min(out, a (x) b)`` instead of overwritten.
+
+    Returns
+    -------
+    ndarray, shape (r, c)
+        ``inf`` everywhere when ``t == 0`` (and ``accumulate`` is False).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> min_plus(np.array([[1.0, 5.0]]), np.array([[0.0, 9.0], [0.0, 1.0]])).tolist()
+    [[1.0, 6.0]]
+    """
+    xp = array_module(a, b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"min_plus: operands of shapes {a.shape} and {b.shape} do not chain")
+    shape = (a.shape[0], b.shape[1])
+    if out is None:
+        if accumulate:
+            raise ValueError("min_plus: accumulate=True needs out")
+        out = xp.empty(shape, dtype=np.result_type(a.dtype, b.dtype))
+    elif out.shape != shape:
+        raise ValueError(f"out: expected shape {shape}, found {out.shape}")
+    if xp is not np:
+        from ._cuda import min_plus_cuda
+
+        return min_plus_cuda(a, b, out, accumulate)
+    if not accumulate:
+        out.fill(np.inf)
+    _host_accumulate(out, a, b)
+    return out
+
+
+def _host_accumulate(out, a, b):
+    """``out = min(out, a (x) b)`` on the CPU, sweeping the inner dimension per row chunk."""
+    rows, cols = out.shape
+    if rows == 0 or cols == 0 or a.shape[1] == 0:
+        return
+    chunk = max(1, _HOST_BLOCK_BYTES // max(1, cols * out.itemsize))
+    scratch = np.empty((min(chunk, rows), cols), dtype=out.dtype)
+    for r0 in range(0, rows, chunk):
+        r1 = min(rows, r0 + chunk)
+        target, tmp = out[r0:r1], scratch[: r1 - r0]
+        for t in range(a.shape[1]):
+            np.add(a[r0:r1, t, None], b[t], out=tmp)
+            np.minimum(target, tmp, out=target)
