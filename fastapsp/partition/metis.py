@@ -24,5 +24,11 @@ def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalan
     options = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(imbalance * 1000))))
     if objective == "vol":
         options.objtype = 1  # METIS_OBJTYPE_VOL
-    _, labels = pymetis.part_graph(int(k), xadj=indptr, adjncy=indices, options=options)
+    # recursive=False: k-way for every k (pymetis would pick recursive bisection for k <= 8,
+    # which cannot minimise communication volume).
+    if hasattr(pymetis, "CSRAdjacency"):
+        graph = {"adjacency": pymetis.CSRAdjacency(indptr, indices)}
+    else:  # pragma: no cover - pymetis before 2025
+        graph = {"xadj": indptr, "adjncy": indices}
+    _, labels = pymetis.part_graph(int(k), **graph, options=options, recursive=False)
     return np.asarray(labels, dtype=np.int32)

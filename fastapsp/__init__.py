@@ -1,0 +1,90 @@
+"""fastapsp: exact all-pairs shortest paths of large sparse graphs (FastAPSP).
+
+The graph is split into k components; for each component the distances from
+its boundary vertices (single-source shortest paths over the whole graph), a
+blocked Floyd-Warshall inside it and a min-plus product through its boundary
+give the exact rows of all its vertices.  NumPy/SciPy is the reference path;
+CuPy runs every stage on a GPU; MPI spreads the components over ranks.
+
+>>> import fastapsp
+>>> g = fastapsp.Graph.from_edges(3, [0, 1], [1, 2], [1.0, 2.0], directed=False)
+>>> fastapsp.solve(g, k=2, backend="numpy").tolist()
+[[0.0, 1.0, 3.0], [1.0, 0.0, 2.0], [3.0, 2.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import FastAPSPError, GraphFormatError, PartitionError  # noqa: E402
+from .graph import Graph  # noqa: E402
+
+__all__ = ["Graph", "read_graph", "solve", "partition_graph", "FastAPSPError", "GraphFormatError",
+           "PartitionError", "__version__"]
+
+
+def read_graph(path, *, format=None, undirected: bool = False) -> Graph:
+    """Read a graph file (Matrix Market, the FastAPSP research format, METIS, SNAP, .cedge).
+
+    See :func:`fastapsp.io.read_graph`.
+    """
+    from .io import read_graph as _read
+
+    return _read(path, format=format, undirected=undirected)
+
+
+def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):
+    """Split ``graph`` into ``k`` components; see :func:`fastapsp.partition.partition_graph`."""
+    from .partition import partition_graph as _partition
+
+    return _partition(graph, k, partitioner, **kwargs)
+
+
+def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
+          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None):
+    """All-pairs shortest-path distances of ``graph`` in this process.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph (see :func:`read_graph` and :meth:`Graph.from_edges`).
+    k : int, optional
+        Number of components (default: about one per 1,800 vertices).
+    partitioner : str
+        ``metis``, ``metis-vol`` or ``kahip-{fast,eco,strong,fastsocial,ecosocial,strongsocial}``.
+    backend : {"auto", "numpy", "cupy"}
+        ``auto`` takes the GPU when one is visible.
+    seed, imbalance : int, float
+        Partitioner seed and allowed imbalance.
+    dtype : {"float64", "float32"}
+        Distance dtype.
+    partition : Partition, optional
+        Use this partition instead of computing one.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+        ``d[i, j]`` is the length of a shortest path from ``i`` to ``j``; ``inf``
+        when there is none.
+
+    Raises
+    ------
+    ValueError
+        For a bad ``k``, partitioner, backend or dtype.
+    """
+    import numpy as np
+
+    from .backend import resolve_backend
+    from .partition import partition_graph as _partition
+    from .pipeline import DTYPES, default_k, run_components
+    from .sink import MemorySink
+
+    if str(np.dtype(dtype)) not in DTYPES:
+        raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
+    if partition is None:
+        k = default_k(graph.n) if k is None else k
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+    backend = resolve_backend(backend)
+    sink = MemorySink(graph.n, dtype)
+    run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype)
+    return sink.result

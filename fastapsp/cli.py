@@ -1,0 +1,224 @@
+"""The ``fastapsp`` command: ``solve``, ``partition`` and ``info``.
+
+Errors end the run with one line on standard error and a non-zero exit on
+every rank; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import __version__
+from .errors import FastAPSPError
+
+__all__ = ["main"]
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line."""
+
+    def error(self, message):
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from .io import FORMATS
+    from .partition import PARTITIONERS
+
+    parser = _Parser(prog="fastapsp", description="Exact all-pairs shortest paths of large sparse graphs "
+                     "(FastAPSP), on CPUs or GPUs, one process or many under MPI.")
+    parser.add_argument("--version", action="version", version=f"fastapsp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def graph_args(p):
+        p.add_argument("graph", nargs="?", help="graph file (.mtx, .mtx.gz, .graph, .txt, .cedge; gzip ok)")
+        p.add_argument("--format", choices=FORMATS, default=None, help="file format (default: from the extension)")
+        p.add_argument("--undirected", action="store_true", default=None, help="treat every arc as an edge")
+        p.add_argument("-k", type=int, default=None, help="number of components (default: n / 1800)")
+        p.add_argument("--partitioner", choices=list(PARTITIONERS), default=None, help="default: metis")
+        p.add_argument("--seed", type=int, default=None, help="partitioner seed (default 42)")
+        p.add_argument("--imbalance", type=float, default=None, help="allowed imbalance (default 0.03)")
+        p.add_argument("--report", default=None, metavar="FILE.json", help="write a JSON report")
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+    solve = sub.add_parser("solve", help="compute all-pairs shortest paths")
+    graph_args(solve)
+    solve.add_argument("--backend", choices=("auto", "numpy", "cupy"), default=None, help="default: auto")
+    solve.add_argument("--output", default=None, metavar="PATH.npy|none|memory",
+                       help="dense n x n result file (default: none, compute and discard)")
+    solve.add_argument("--dtype", choices=("float32", "float64"), default=None, help="default: float32")
+    solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
+                       help="reuse the partition saved in F, or save it there")
+    solve.add_argument("--config", default=None, metavar="RUN.yaml", help="settings file; flags override it")
+    solve.add_argument("--tile", type=int, default=None, help="Floyd-Warshall tile of the host path (default 64)")
+    solve.add_argument("--block-mb", dest="block_mb", type=float, default=None,
+                       help="cap on one row block in MiB (default: from free memory)")
+
+    part = sub.add_parser("partition", help="partition a graph and print its metrics")
+    graph_args(part)
+    part.add_argument("--output", default=None, metavar="parts.npy", help="save one int label per vertex")
+
+    sub.add_parser("info", help="versions, MPI library, ranks and GPUs")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``fastapsp`` console script; returns the exit status."""
+    try:
+        args = _build_parser().parse_args(argv)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    debug = getattr(args, "debug", False)
+    comm = None
+    try:
+        from .comm import get_comm
+
+        comm = get_comm()
+        if args.command == "info":
+            return _info(comm)
+        if args.command == "partition":
+            return _partition(args, comm)
+        return _solve(args, comm)
+    except (FastAPSPError, ValueError, OSError, MemoryError, KeyError) as exc:
+        if debug:
+            raise
+        # Every rank sees the failure (run_phase); rank 0 alone reports it.
+        if comm is None or comm.rank == 0:
+            print(f"fastapsp: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug: say where, and make sure no rank is left waiting
+        if debug:
+            raise
+        rank = 0 if comm is None else comm.rank
+        print(f"fastapsp: internal error on rank {rank}: {type(exc).__name__}: {_one_line(exc)} "
+              "(rerun with --debug for the traceback)", file=sys.stderr)
+        if comm is not None and comm.size > 1:
+            comm.Abort(EXIT_ERROR)
+        return EXIT_ERROR
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return " ".join(text.split())
+
+
+def _solve(args, comm) -> int:
+    from .config import load_run_file, merge_options
+    from .pipeline import SolveOptions, solve_job
+
+    file_settings = load_run_file(args.config) if args.config else {}
+    opts = merge_options(SolveOptions, file_settings, vars(args))
+    report, _ = solve_job(opts, comm=comm)
+    if comm.rank == 0:
+        if opts.report:
+            _write_json(opts.report, report)
+        print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} {report['partitioner']} "
+              f"boundary={report['boundary_vertices']} cut={report['edge_cut']} ranks={report['ranks']} "
+              f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}")
+    return 0
+
+
+def _partition(args, comm) -> int:
+    from .comm import run_phase
+    from .io import read_graph
+    from .partition import DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph
+    from .pipeline import default_k
+
+    if not args.graph:
+        raise ValueError("graph: no graph file given")
+    if args.output is not None and not str(args.output).endswith(".npy"):
+        raise ValueError(f"--output: {args.output!r} must end in .npy")
+
+    def work():
+        if comm.rank != 0:
+            return None
+        start = time.perf_counter()
+        graph = read_graph(args.graph, format=args.format, undirected=bool(args.undirected))
+        k = default_k(graph.n) if args.k is None else args.k
+        part = partition_graph(graph, k, args.partitioner or "metis",
+                               seed=DEFAULT_SEED if args.seed is None else args.seed,
+                               imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance)
+        if args.output:
+            np.save(args.output, part.labels)
+        metrics = part.metrics()
+        metrics.update(graph=graph.name, n=graph.n, m=graph.num_edges, directed=graph.directed,
+                       total_seconds=time.perf_counter() - start)
+        if args.report:
+            _write_json(args.report, metrics)
+        return metrics
+
+    metrics = run_phase(comm, "partitioning", work)
+    if comm.rank == 0:
+        print(f"{metrics['graph']}: n={metrics['n']} k={metrics['k']} {metrics['partitioner']} "
+              f"cut={metrics['edge_cut']} boundary={metrics['boundary_vertices']} "
+              f"ratio={metrics['boundary_ratio']:.4f} imbalance={metrics['imbalance']:.4f} "
+              f"{metrics['partition_seconds']:.2f} s")
+    return 0
+
+
+def _write_json(path, data) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _info(comm) -> int:
+    from .backend import gpu_count
+    from .comm import launched_under_mpi
+
+    lines = [f"fastapsp {__version__}", f"python {sys.version.split()[0]}"]
+    for name in ("numpy", "scipy", "yaml", "pymetis", "kahip", "mpi4py", "cupy"):
+        try:
+            module = __import__(name)
+            lines.append(f"{name} {getattr(module, '__version__', 'installed')}")
+        except Exception:
+            lines.append(f"{name} not installed")
+    lines.append(f"MPI library: {_mpi_library()}")
+    lines.append(f"launched under MPI: {'yes' if launched_under_mpi() else 'no'}; ranks: {comm.size}")
+    count = gpu_count()
+    lines.append(f"GPUs visible: {count}")
+    if count:
+        import cupy
+
+        for d in range(count):
+            props = cupy.cuda.runtime.getDeviceProperties(d)
+            name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+            lines.append(f"  cuda:{d} {name}, {props['totalGlobalMem'] / 2**30:.1f} GiB")
+    if comm.rank == 0:
+        print("\n".join(lines))
+    return 0
+
+
+def _mpi_library() -> str:
+    try:
+        import mpi4py
+
+        mpi4py.rc.initialize = False
+        mpi4py.rc.finalize = False
+        from mpi4py import MPI
+
+        return MPI.Get_library_version().strip().splitlines()[0]
+    except Exception as exc:
+        return f"none usable ({type(exc).__name__}: {_one_line(exc)})"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

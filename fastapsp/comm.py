@@ -1,0 +1,153 @@
+"""The communicator: MPI under a launcher, a one-rank stand-in otherwise.
+
+Functions that communicate take ``comm`` as a keyword argument; only the entry
+points call :func:`get_comm`.  Every step that can fail on some ranks runs
+through :func:`run_phase`, so that a failure on one rank is raised on all of
+them instead of leaving the others waiting in a collective.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .errors import BackendError, RankError
+
+__all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "select_device", "max_over_ranks"]
+
+# Variables that MPI launchers (Open MPI, MPICH/Hydra, Intel MPI, PMIx, SLURM's srun) set in each task.
+_LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_RANK")
+
+
+class SerialComm:
+    """A one-rank communicator with the subset of mpi4py's API that fastapsp uses."""
+
+    rank = 0
+    size = 1
+
+    def Get_rank(self) -> int:
+        return 0
+
+    def Get_size(self) -> int:
+        return 1
+
+    def bcast(self, obj, root: int = 0):
+        return obj
+
+    def allgather(self, obj):
+        return [obj]
+
+    def gather(self, obj, root: int = 0):
+        return [obj]
+
+    def allreduce(self, obj, op=None):
+        return obj
+
+    def Barrier(self) -> None:
+        return None
+
+    barrier = Barrier
+
+    def Abort(self, errorcode: int = 1):
+        sys.exit(errorcode)
+
+    def local_rank(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "SerialComm(rank=0, size=1)"
+
+
+def launched_under_mpi() -> bool:
+    """True when an MPI launcher (mpiexec, mpirun, srun with PMI) started this process."""
+    if os.environ.get("FASTAPSP_MPI", "").lower() in ("0", "no", "off"):
+        return False
+    if os.environ.get("FASTAPSP_MPI", "").lower() in ("1", "yes", "on"):
+        return True
+    if any(v in os.environ for v in _LAUNCHER_VARS):
+        return True
+    # srun without an MPI plugin sets only SLURM variables; several tasks still need MPI.
+    return int(os.environ.get("SLURM_NTASKS", "1") or 1) > 1 and "SLURM_PROCID" in os.environ
+
+
+def get_comm():
+    """``MPI.COMM_WORLD`` under a launcher, else a :class:`SerialComm`.
+
+    A plain process never initialises MPI, so it runs where no MPI library is
+    installed.  Set ``FASTAPSP_MPI=1`` (or ``0``) to force the choice.
+
+    Raises
+    ------
+    BackendError
+        When a launcher started the process but mpi4py cannot load an MPI library.
+    """
+    if not launched_under_mpi():
+        return SerialComm()
+    try:
+        from mpi4py import MPI
+    except Exception as exc:
+        raise BackendError(
+            f"started by an MPI launcher but mpi4py cannot load an MPI library ({exc}); "
+            "install the 'mpi' extra (pip install 'fastapsp[mpi]') or a system MPI"
+        ) from None
+    return MPI.COMM_WORLD
+
+
+def _local_rank(comm) -> int:
+    """Rank of this process among the ranks on the same node."""
+    if isinstance(comm, SerialComm):
+        return 0
+    from mpi4py import MPI
+
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    try:
+        return node.rank
+    finally:
+        node.Free()
+
+
+def select_device(comm) -> int:
+    """Make this rank use GPU ``local rank mod visible devices`` and return its id.
+
+    With one visible device per task (SLURM ``--gpus-per-task=1``) that is device 0.
+    Collective: every rank of ``comm`` must call it.
+    """
+    import cupy
+
+    local = _local_rank(comm)
+    count = cupy.cuda.runtime.getDeviceCount()
+    device = local % count
+    cupy.cuda.Device(device).use()
+    return device
+
+
+def run_phase(comm, name: str, fn, *args, **kwargs):
+    """Run ``fn`` on every rank; if it fails on any rank, raise on every rank.
+
+    The failing rank re-raises its own exception; the others raise
+    :class:`RankError` naming the first failing rank and its message.  With a
+    single rank the original exception passes through unchanged.
+    """
+    try:
+        result = fn(*args, **kwargs)
+        failure = None
+    except Exception as exc:  # noqa: BLE001 - every failure must reach the other ranks
+        if comm.size == 1:
+            raise
+        result, failure, error = None, f"{exc}", exc
+    failures = comm.allgather(failure)
+    if any(f is not None for f in failures):
+        if failure is not None:
+            raise error
+        first = next(r for r, f in enumerate(failures) if f is not None)
+        raise RankError(f"rank {first} failed during {name}: {failures[first]}")
+    return result
+
+
+def max_over_ranks(comm, values: dict) -> dict:
+    """Key-wise maximum of a dict of numbers across ranks (collective)."""
+    merged: dict = {}
+    for part in comm.allgather(values):
+        for key, value in part.items():
+            merged[key] = max(merged.get(key, value), value)
+    return merged

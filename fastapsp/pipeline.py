@@ -1,0 +1,298 @@
+"""The FastAPSP driver: read, partition, then for each of my components
+SSSP -> build -> Floyd-Warshall -> extract -> min-plus -> assemble -> host -> sink.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from .backend import device_csr, resolve_backend
+from .comm import _local_rank, max_over_ranks, run_phase
+from .errors import ConfigError, PartitionError
+from .io import read_graph
+from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_partition, make_partition,
+                        partition_graph, save_partition)
+from .schedule import component_costs, schedule_components
+from .sink import make_sink
+from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
+                     extract_inner_to_boundary, min_plus)
+from .stages.floyd_warshall import DEFAULT_TILE
+
+__all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
+
+STAGES = ("sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble", "host_copy", "write")
+DTYPES = ("float32", "float64")
+
+
+def default_k(n: int) -> int:
+    """Components of about 1,800 vertices (k = 64 for luxembourg_osm), at least 1."""
+    return max(1, min(n, round(n / 1800)))
+
+
+@dataclass
+class SolveOptions:
+    """Every setting of a ``fastapsp solve`` run (flags and run-file keys share these names)."""
+
+    graph: str = ""
+    k: int | None = None
+    partitioner: str = "metis"
+    seed: int = DEFAULT_SEED
+    imbalance: float = DEFAULT_IMBALANCE
+    backend: str = "auto"
+    undirected: bool = False
+    format: str | None = None
+    output: str = "none"
+    dtype: str = "float32"
+    partition_file: str | None = None
+    report: str | None = None
+    tile: int = DEFAULT_TILE
+    block_mb: float | None = None
+
+    def check(self) -> None:
+        """Reject values no run could use, before any work starts (same on every rank)."""
+        if not self.graph:
+            raise ConfigError("graph: no graph file given")
+        if self.k is not None and (not isinstance(self.k, int) or self.k < 1):
+            raise ConfigError(f"k: {self.k!r} is not a positive integer")
+        if self.partitioner not in PARTITIONERS:
+            raise ConfigError(f"partitioner: {self.partitioner!r} is not one of {', '.join(PARTITIONERS)}")
+        if not 0 <= self.imbalance < 1:
+            raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
+        if self.dtype not in DTYPES:
+            raise ConfigError(f"dtype: {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.backend not in ("auto", "numpy", "cupy"):
+            raise ConfigError(f"backend: {self.backend!r} is not one of auto, numpy, cupy")
+        out = str(self.output)
+        if out not in ("none", "memory") and not out.endswith(".npy"):
+            raise ConfigError(f"output: {out!r} is not 'none', 'memory' or a path ending in .npy")
+        if out.endswith(".npy") and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+            raise ConfigError(f"output: folder {os.path.dirname(os.path.abspath(out))} does not exist")
+        if self.tile < 1:
+            raise ConfigError(f"tile: {self.tile} is not a positive integer")
+        if self.block_mb is not None and self.block_mb <= 0:
+            raise ConfigError(f"block_mb: {self.block_mb} must be > 0")
+
+
+class StageTimer:
+    """Seconds per stage; on the GPU each stage is synchronised before the clock is read."""
+
+    def __init__(self, xp) -> None:
+        self.xp = xp
+        self.seconds = dict.fromkeys(STAGES, 0.0)
+
+    @contextmanager
+    def __call__(self, name: str):
+        start = time.perf_counter()
+        yield
+        if self.xp is not np:
+            self.xp.cuda.Device().synchronize()
+        self.seconds[name] += time.perf_counter() - start
+
+
+def _available_bytes(xp) -> int:
+    """Memory a row block may use: most of the free GPU memory, half the free host memory."""
+    if xp is not np:
+        free, _ = xp.cuda.runtime.memGetInfo()
+        return int(0.85 * (free + xp.get_default_memory_pool().free_bytes()))
+    try:
+        with open("/proc/meminfo") as fh:
+            info = dict(line.split(":", 1) for line in fh)
+        return int(info["MemAvailable"].split()[0]) * 1024 // 2
+    except (OSError, KeyError, ValueError):
+        return 4 << 30
+
+
+def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, component: int) -> int:
+    """Columns of the row block computed at once, so that the block fits in memory.
+
+    ``block_bytes`` caps one block; by default the block (and its host copy)
+    may take what the component's other arrays leave of the free memory.
+    """
+    if block_bytes is not None:
+        return int(max(1, min(n, block_bytes // max(1, c * itemsize))))
+    budget = _available_bytes(xp)
+    fixed = (nb * n + c * c + (c - nb) * nb) * itemsize
+    width = (budget - fixed) // max(1, c * itemsize * 2)
+    if width < min(n, 32):
+        need = (fixed + c * itemsize * 2 * min(n, 32)) / 2**30
+        raise MemoryError(
+            f"component {component} ({c} vertices, {nb} boundary) needs at least {need:.2f} GiB, "
+            f"{budget / 2**30:.2f} GiB available; use a larger k"
+        )
+    return int(min(n, width))
+
+
+def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
+                   tile: int = DEFAULT_TILE, block_bytes: int | None = None) -> dict:
+    """Compute the row blocks of ``components`` and hand them to ``sink``.
+
+    Returns the seconds spent in each stage (see ``STAGES``).
+    """
+    if backend == "cupy":
+        import cupy as xp
+        import cupyx
+    else:
+        xp = np
+    dtype = np.dtype(dtype)
+    n = graph.n
+    indptr, indices, weights = device_csr(graph, xp)
+    timer = StageTimer(xp)
+    staging = None
+    for p in components:
+        vertices_host, nb = partition.component(p)
+        c = vertices_host.size
+        if c == 0:
+            continue
+        vertices = xp.asarray(vertices_host)
+        with timer("sssp"):
+            rows_b = boundary_sssp(indptr, indices, weights, vertices[:nb], dtype=dtype,
+                                   unit_weights=graph.unit_weights)
+        with timer("build"):
+            matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
+        with timer("floyd_warshall"):
+            blocked_floyd_warshall(matrix, tile=tile)
+        with timer("extract"):
+            inner = extract_inner_to_boundary(matrix, nb)
+        width = _column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p)
+        for start in range(0, n, width):
+            cols = min(width, n - start)
+            block = xp.empty((c, cols), dtype=dtype)
+            with timer("min_plus"):
+                min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
+            with timer("assemble"):
+                assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start)
+            if not sink.needs_host:
+                continue
+            with timer("host_copy"):
+                if xp is np:
+                    host = block
+                else:
+                    if staging is None or staging.size < block.size:
+                        staging = cupyx.empty_pinned((block.size,), dtype=dtype)
+                    host = staging[: block.size].reshape(block.shape)
+                    block.get(out=host)
+            with timer("write"):
+                sink.write(vertices_host, start, host)
+            del block
+        del rows_b, matrix, inner
+        if xp is not np:
+            xp.get_default_memory_pool().free_all_blocks()
+    return timer.seconds
+
+
+def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):
+    """Rank 0 partitions (or loads ``partition_file``); every rank ends with the same Partition."""
+
+    def on_rank0():
+        if opts.partition_file and os.path.exists(opts.partition_file):
+            return load_partition(opts.partition_file, graph, opts.k)
+        part = partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance)
+        if opts.partition_file:
+            save_partition(opts.partition_file, graph, part)
+        return part
+
+    mine = run_phase(comm, "partitioning", on_rank0 if comm.rank == 0 else (lambda: None))
+    if comm.size == 1:
+        return mine
+    shared = comm.bcast((mine.labels, mine.k, mine.method, mine.seed, mine.imbalance, mine.seconds)
+                        if comm.rank == 0 else None)
+    labels, k, method, seed, imbalance, seconds = shared
+
+    def rebuild():
+        if comm.rank == 0:
+            return mine
+        return make_partition(graph, labels, k, method=method, seed=seed, imbalance=imbalance, seconds=seconds)
+
+    part = run_phase(comm, "checking the partition", rebuild)
+    digest = hashlib.sha256(part.labels.tobytes() + part.boundary.tobytes()).hexdigest()
+    if len(set(comm.allgather(digest))) != 1:
+        raise PartitionError("ranks ended with different partitions; is the graph file the same on every node?")
+    return part
+
+
+def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
+    """One whole ``fastapsp solve`` run on every rank of ``comm``.
+
+    Returns the report (identical on every rank) and the sink (holding the
+    result for ``output='memory'``).
+    """
+    start = time.perf_counter()
+    opts.check()
+    seconds = {}
+    t = time.perf_counter()
+    graph = run_phase(comm, "reading the graph", read_graph, opts.graph, format=opts.format,
+                      undirected=opts.undirected)
+    seconds["read"] = time.perf_counter() - t
+    k = default_k(graph.n) if opts.k is None else opts.k
+    if k > max(1, graph.n):
+        raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
+    t = time.perf_counter()
+    partition = _partition_everywhere(graph, opts, k, comm=comm)
+    seconds["partition"] = time.perf_counter() - t
+
+    backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
+    device = "cpu"
+    if backend == "cupy":
+        local = _local_rank(comm)
+        device = run_phase(comm, "selecting the GPU", _use_gpu, local)
+    plan = schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
+    sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm)
+    block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
+    try:
+        stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
+                                  plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
+                                  block_bytes=block_bytes)
+        sink.commit()
+    except BaseException:
+        sink.abort()
+        raise
+    seconds.update(stage_seconds)
+    seconds["total"] = time.perf_counter() - start
+    seconds = max_over_ranks(comm, seconds)
+    report = _report(graph, partition, opts, backend, device, seconds, comm.size)
+    return report, sink
+
+
+def _use_gpu(local_rank: int) -> str:
+    import cupy
+
+    count = cupy.cuda.runtime.getDeviceCount()
+    device = local_rank % count
+    cupy.cuda.Device(device).use()
+    props = cupy.cuda.runtime.getDeviceProperties(device)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return f"cuda:{device} {name}"
+
+
+def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:
+    metrics = partition.metrics()
+    stages = {key: round(value, 6) for key, value in seconds.items() if key != "total"}
+    return {
+        "graph": graph.name,
+        "n": graph.n,
+        "m": graph.num_edges,
+        "arcs": graph.m,
+        "directed": graph.directed,
+        "k": partition.k,
+        "partitioner": partition.method,
+        "seed": partition.seed,
+        "imbalance_allowed": partition.imbalance,
+        "edge_cut": metrics["edge_cut"],
+        "boundary_vertices": metrics["boundary_vertices"],
+        "boundary_ratio": metrics["boundary_ratio"],
+        "largest_part": metrics["largest_part"],
+        "imbalance": metrics["imbalance"],
+        "stages": stages,
+        "total_seconds": round(seconds["total"], 6),
+        "ranks": ranks,
+        "backend": backend,
+        "device": device,
+        "dtype": opts.dtype,
+        "output": str(opts.output),
+    }

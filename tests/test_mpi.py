@@ -1,0 +1,72 @@
+"""Real launcher runs: several ranks write the same file as one process, and never hang."""
+
+import numpy as np
+import pytest
+
+from cli_util import DATA, find_mpiexec, run_cli
+
+pytestmark = [
+    pytest.mark.mpi,
+    pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (install the 'mpi' extra)"),
+]
+
+MINNESOTA = DATA / "minnesota.mtx.gz"
+
+
+@pytest.fixture(scope="module")
+def serial_result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("serial") / "d.npy"
+    proc = run_cli("solve", MINNESOTA, "-k", 9, "--output", out, "--backend", "numpy")
+    assert proc.returncode == 0, proc.stderr
+    return np.load(out)
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_write_the_same_file(tmp_path, serial_result, ranks):
+    out, report = tmp_path / "d.npy", tmp_path / "r.json"
+    proc = run_cli("solve", MINNESOTA, "-k", 9, "--output", out, "--backend", "numpy", "--report", report,
+                   ranks=ranks)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.strip().splitlines()) == 1, proc.stdout
+    np.testing.assert_array_equal(np.load(out), serial_result)
+    assert f'"ranks": {ranks}' in report.read_text()
+    assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_more_ranks_than_components(tmp_path, serial_result):
+    small = tmp_path / "small.npy"
+    proc = run_cli("solve", MINNESOTA, "-k", 2, "--output", small, "--backend", "numpy", ranks=3)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(small), serial_result)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 3 -4\n", "line 4"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 9\n", "line 3"),
+    ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "array"),
+])
+def test_bad_input_under_mpi_fails_once_without_hanging(tmp_path, text, fragment):
+    path = tmp_path / "bad.mtx"
+    path.write_text(text)
+    out = tmp_path / "d.npy"
+    proc = run_cli("solve", path, "-k", 1, "--output", out, ranks=2, timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "fastapsp: error" in line]
+    assert len(errors) == 1 and fragment in errors[0], proc.stderr
+    assert not out.exists()
+
+
+def test_k_larger_than_n_under_mpi(tmp_path):
+    proc = run_cli("solve", MINNESOTA, "-k", 99999, ranks=2, timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert sum("fastapsp: error" in line for line in proc.stderr.splitlines()) == 1
+
+
+def test_failure_on_one_rank_ends_every_rank(tmp_path):
+    # A partition file that fails to load is read by rank 0 only: the others must not wait forever.
+    bad = tmp_path / "p.npz"
+    bad.write_bytes(b"not a partition")
+    proc = run_cli("solve", MINNESOTA, "-k", 2, "--partition-file", bad, ranks=2, timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "p.npz" in proc.stderr

@@ -1,0 +1,138 @@
+"""The whole pipeline, in one process, against SciPy."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import shortest_path
+
+import fastapsp
+from fastapsp.comm import SerialComm
+from fastapsp.graph import Graph
+from fastapsp.partition import PARTITIONERS, partition_graph
+from fastapsp.pipeline import SolveOptions, run_components, solve_job
+from fastapsp.schedule import component_costs, schedule_components
+from fastapsp.sink import MemorySink
+
+DATA = __import__("pathlib").Path(__file__).resolve().parent / "data"
+
+
+def reference(graph):
+    return shortest_path(graph.to_scipy(), method="D", directed=True)
+
+
+def random_graph(seed, n, m, *, directed, zero=False, components=1):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, m)
+    if components > 1:  # arcs stay inside their block of vertices: a disconnected graph
+        block = src * components // n
+        lo, hi = block * n // components, (block + 1) * n // components
+        dst = lo + rng.integers(0, 1 << 30, m) % (hi - lo)
+    else:
+        dst = rng.integers(0, n, m)
+    w = rng.integers(0 if zero else 1, 10, m).astype(float)
+    return Graph.from_edges(n, src, dst, w, directed=directed, name=f"random{seed}")
+
+
+GRAPHS = {
+    "directed": lambda: random_graph(1, 300, 900, directed=True),
+    "undirected": lambda: random_graph(2, 300, 700, directed=False),
+    "zero-weights": lambda: random_graph(3, 200, 600, directed=True, zero=True),
+    "disconnected": lambda: random_graph(4, 240, 700, directed=True, components=3),
+}
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+@pytest.mark.parametrize("k", [1, 2, 7, 16])
+def test_solve_matches_scipy(name, k):
+    graph = GRAPHS[name]()
+    result = fastapsp.solve(graph, k=k, backend="numpy")
+    np.testing.assert_array_equal(result, reference(graph))
+
+
+@pytest.mark.parametrize("partitioner", sorted(PARTITIONERS))
+def test_every_partitioner_gives_exact_distances(partitioner):
+    graph = random_graph(5, 400, 1200, directed=True)
+    result = fastapsp.solve(graph, k=6, partitioner=partitioner, backend="numpy", dtype="float32")
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result, reference(graph).astype(np.float32))
+
+
+def test_real_road_graph_float32():
+    graph = fastapsp.read_graph(DATA / "minnesota.mtx.gz")
+    result = fastapsp.solve(graph, k=8, backend="numpy", dtype="float32")
+    np.testing.assert_array_equal(result, reference(graph).astype(np.float32))
+
+
+def test_real_weighted_graph_float64():
+    # cal.cedge: 21,048 vertices with real-valued weights; check a sample of rows.
+    graph = fastapsp.read_graph(DATA / "cal.cedge.gz")
+    part = partition_graph(graph, 64)
+    sink = MemorySink(graph.n, np.float64)
+    rng = np.random.default_rng(0)
+    picked = rng.choice(64, 3, replace=False)
+    run_components(graph, part, picked, sink=sink, dtype=np.float64)
+    rows = np.concatenate([part.component(p)[0] for p in picked])
+    ref = shortest_path(graph.to_scipy(), method="D", indices=rows)
+    np.testing.assert_allclose(sink.result[rows], ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("block_bytes", [1, 4096, 50_000])
+def test_column_chunks_give_the_same_rows(block_bytes):
+    graph = random_graph(6, 250, 800, directed=True)
+    part = partition_graph(graph, 5)
+    sink = MemorySink(graph.n, np.float64)
+    run_components(graph, part, range(5), sink=sink, dtype=np.float64, block_bytes=block_bytes)
+    np.testing.assert_array_equal(sink.result, reference(graph))
+
+
+def test_schedule_covers_every_nonempty_component_once():
+    graph = random_graph(7, 500, 1500, directed=False)
+    part = partition_graph(graph, 12)
+    for ranks in (1, 2, 3, 5):
+        plan = schedule_components(component_costs(part, graph.n, graph.m), ranks)
+        assigned = sorted(p for rank in plan for p in rank)
+        assert assigned == [p for p in range(12) if part.sizes[p] > 0]
+        assert len(plan) == ranks
+
+
+def test_schedule_balances_largest_first():
+    plan = schedule_components([10, 1, 1, 1, 7, 2, 0], 2)
+    assert plan == [[0, 2], [4, 5, 1, 3]]
+
+
+def test_solve_job_report_and_output_file(tmp_path):
+    out = tmp_path / "d.npy"
+    opts = SolveOptions(graph=str(DATA / "minnesota.mtx.gz"), k=4, output=str(out), backend="numpy",
+                        report=str(tmp_path / "r.json"))
+    report, _ = solve_job(opts, comm=SerialComm())
+    graph = fastapsp.read_graph(DATA / "minnesota.mtx.gz")
+    np.testing.assert_array_equal(np.load(out), reference(graph).astype(np.float32))
+    assert not list(tmp_path.glob("*.tmp*"))
+    part = partition_graph(graph, 4)
+    assert report["n"] == 2642 and report["m"] == 3303 and report["k"] == 4
+    assert report["edge_cut"] == part.edge_cut
+    assert report["boundary_vertices"] == int(part.boundary.sum())
+    assert report["ranks"] == 1 and report["backend"] == "numpy"
+    for stage in ("read", "partition", "sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble"):
+        assert report["stages"][stage] >= 0
+    json.dumps(report)
+
+
+def test_partition_file_is_saved_then_reused(tmp_path):
+    pfile = tmp_path / "p.npz"
+    opts = SolveOptions(graph=str(DATA / "minnesota.mtx.gz"), k=5, partition_file=str(pfile), backend="numpy",
+                        partitioner="kahip-fast")
+    first, _ = solve_job(opts, comm=SerialComm())
+    assert pfile.exists()
+    opts2 = SolveOptions(graph=str(DATA / "minnesota.mtx.gz"), partition_file=str(pfile), backend="numpy")
+    second, _ = solve_job(opts2, comm=SerialComm())
+    assert second["k"] == 5 and second["partitioner"] == "kahip-fast"
+    assert second["edge_cut"] == first["edge_cut"]
+
+
+def test_default_k_and_float64_output(tmp_path):
+    graph = random_graph(8, 120, 300, directed=True)
+    result = fastapsp.solve(graph, backend="numpy")
+    assert result.dtype == np.float64
+    np.testing.assert_array_equal(result, reference(graph))
