@@ -117,16 +117,10 @@ def check_partition(eg, part, k):
     np.testing.assert_array_equal(np.sort(np.concatenate(seen)), np.arange(n))
 
 
-# pymetis picks recursive bisection for nparts <= 8, which has no volume objective.
-VOL_BUG = pytest.mark.xfail(strict=True, raises=RuntimeError,
-                            reason="bug: metis-vol fails for 2 <= k <= 8 (pymetis uses recursive bisection there)")
-
-
 def partitioner_cases():
     for name in PARTITIONERS:
         for k in (1, 2, 4, 8):
-            marks = [VOL_BUG] if name == "metis-vol" and k > 1 else []
-            yield pytest.param(name, k, marks=marks, id=f"{name}-k{k}")
+            yield pytest.param(name, k, id=f"{name}-k{k}")
 
 
 @pytest.mark.parametrize("name,k", list(partitioner_cases()))
@@ -140,8 +134,7 @@ def test_partition_labels_components_and_metrics(test_graph, name, k):
 
 
 @pytest.mark.parametrize("k", [9, 16])
-def test_metis_vol_with_kway(test_graph, k):
-    # Above 8 parts pymetis runs k-way, where the volume objective exists.
+def test_metis_vol_above_8_parts(test_graph, k):
     needs_library("metis-vol")
     check_partition(test_graph, partition_graph(test_graph.graph, k, "metis-vol"), k)
 
@@ -149,19 +142,20 @@ def test_metis_vol_with_kway(test_graph, k):
 @pytest.mark.parametrize("k", [2, 3, 4, 8, 9, 12])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_metis_respects_imbalance(test_graph, k, seed):
-    # ufactor=30 asks METIS for parts of at most 1.03 * n / k vertices.  METIS treats
-    # it as a target its refinement enforces, rounding to whole vertices, and for
-    # k <= 8 pymetis runs recursive bisection, which splits the tolerance over the
-    # levels and rounds at each; on these graphs (n / k >= 30) that has never
-    # overshot by more than one vertex, so allow exactly that.
+    # ufactor=30 asks METIS for parts of at most 1.03 * n / k vertices.  The manual
+    # calls it the maximum allowed imbalance, but it is a target of a heuristic
+    # refinement, not a proof: on tiny graphs (n / k of a few vertices) METIS
+    # overshoots it by several vertices, and recursive bisection (which older
+    # adapters used for k <= 8) rounds at every level.  On these graphs
+    # (n / k >= 33) k-way has met it over 30 seeds; one vertex of slack absorbs
+    # rounding should a METIS build differ, anything more is a real violation.
     needs_library("metis")
     n = test_graph.n
     part = partition_graph(test_graph.graph, k, "metis", seed=seed, imbalance=0.03)
     assert part.sizes.max() <= math.ceil(1.03 * n / k) + 1
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=[VOL_BUG] if name == "metis-vol" else [])
-                                  for name in PARTITIONERS])
+@pytest.mark.parametrize("name", list(PARTITIONERS))
 def test_same_seed_same_labels(random_directed, name):
     needs_library(name)
     first = partition_graph(random_directed.graph, 4, name, seed=123).labels
@@ -169,8 +163,7 @@ def test_same_seed_same_labels(random_directed, name):
     np.testing.assert_array_equal(first, second)
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=[VOL_BUG] if name == "metis-vol" else [])
-                                  for name in PARTITIONERS])
+@pytest.mark.parametrize("name", list(PARTITIONERS))
 def test_seed_reaches_the_partitioner(random_directed, name):
     # A random graph has many near-optimal splits: five seeds giving one and the
     # same labelling would mean the seed never reaches the library.
