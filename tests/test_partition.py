@@ -322,12 +322,7 @@ CORRUPTIONS = {
     "damaged-member": lambda good, tmp: _damage_labels_member(good),
     "member-not-npy": lambda good, tmp: _npz_member_not_npy(tmp),
 }
-ESCAPES = pytest.mark.xfail(strict=True, raises=(zipfile.BadZipFile, ValueError), reason="bug: errors raised while reading a member of the .npz "
-                                                "(BadZipFile, ValueError) escape load_partition unwrapped")
-
-
-@pytest.mark.parametrize("kind", [pytest.param(kind, marks=[ESCAPES] if kind in ("damaged-member", "member-not-npy")
-                                               else []) for kind in CORRUPTIONS])
+@pytest.mark.parametrize("kind", list(CORRUPTIONS))
 def test_load_corrupt_file(saved, tmp_path, random_directed, kind):
     path, _ = saved
     bad = tmp_path / "corrupt.npz"

@@ -110,24 +110,17 @@ def load_partition(path, graph, k: int | None = None) -> Partition:
         When the file is unreadable, was made for another graph, or for another ``k``.
     """
     try:
-        data = np.load(path, allow_pickle=False)
+        labels, file_k, meta, fingerprint = _read_partition_file(path)
+    except PartitionError:
+        raise
     except Exception as exc:
         raise PartitionError(f"{path}: not a partition file readable by numpy.load ({exc})") from None
-    if isinstance(data, np.ndarray):  # plain labels, as written by `fastapsp partition --output`
-        labels = data
-        file_k = int(labels.max()) + 1 if labels.size else 1
-        meta = {"method": "file", "seed": -1, "imbalance": float("nan"), "seconds": 0.0}
+    if fingerprint is None:  # plain labels, as written by `fastapsp partition --output`
         k = file_k if k is None else k
     else:
-        with data:
-            missing = {"labels", "k", "fingerprint"} - set(data.files)
-            if missing:
-                raise PartitionError(f"{path}: not a fastapsp partition file (missing {', '.join(sorted(missing))})")
-            labels, file_k = data["labels"], int(data["k"])
-            if str(data["fingerprint"]) != graph_fingerprint(graph):
-                raise PartitionError(f"{path}: partition was made for another graph than {graph.name!r}; "
-                                     "delete the file or pass another --partition-file")
-            meta = {key: data[key].item() for key in ("method", "seed", "imbalance", "seconds") if key in data.files}
+        if fingerprint != graph_fingerprint(graph):
+            raise PartitionError(f"{path}: partition was made for another graph than {graph.name!r}; "
+                                 "delete the file or pass another --partition-file")
         if k is not None and k != file_k:
             raise PartitionError(f"{path}: partition has k={file_k}, the run asks for k={k}")
         k = file_k
@@ -137,3 +130,19 @@ def load_partition(path, graph, k: int | None = None) -> Partition:
         raise PartitionError(f"{path}: labels must lie in 0..{k - 1}")
     return make_partition(graph, labels, k, method=str(meta.get("method", "file")), seed=int(meta.get("seed", -1)),
                           imbalance=float(meta.get("imbalance", float("nan"))), seconds=float(meta.get("seconds", 0.0)))
+
+
+def _read_partition_file(path):
+    """Labels, k, metadata and graph fingerprint (None for a plain label array) of a partition file."""
+    data = np.load(path, allow_pickle=False)
+    if isinstance(data, np.ndarray):
+        if not np.issubdtype(data.dtype, np.integer):
+            raise PartitionError(f"{path}: labels must be integers, found {data.dtype}")
+        k = int(data.max()) + 1 if data.size else 1
+        return data, k, {"method": "file", "seed": -1, "imbalance": float("nan"), "seconds": 0.0}, None
+    with data:
+        missing = {"labels", "k", "fingerprint"} - set(data.files)
+        if missing:
+            raise PartitionError(f"{path}: not a fastapsp partition file (missing {', '.join(sorted(missing))})")
+        meta = {key: data[key].item() for key in ("method", "seed", "imbalance", "seconds") if key in data.files}
+        return data["labels"], int(data["k"]), meta, str(data["fingerprint"])

@@ -33,4 +33,4 @@ def extract_inner_to_boundary(matrix, n_boundary: int):
         raise ValueError(f"matrix: expected a square matrix, found shape {matrix.shape}")
     if not 0 <= n_boundary <= matrix.shape[0]:
         raise ValueError(f"n_boundary: {n_boundary} is outside 0..{matrix.shape[0]}")
-    return xp.ascontiguousarray(matrix[n_boundary:, :n_boundary])
+    return matrix[n_boundary:, :n_boundary].copy()  # a copy even when the slice is contiguous
