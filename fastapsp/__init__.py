@@ -87,4 +87,6 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     backend = resolve_backend(backend)
     sink = MemorySink(graph.n, dtype)
     run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype)
+    if not sink.rows_written.all():  # every vertex lies in exactly one component
+        raise RuntimeError("solve: some rows of the distance matrix were not computed")
     return sink.result

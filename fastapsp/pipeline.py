@@ -132,58 +132,98 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
+    The boundary SSSP of several components runs as one batch (all their
+    sources advance together), as far as memory allows; then each component
+    goes through build, Floyd-Warshall, extract, min-plus and assemble, and its
+    row block (in column chunks if it would not fit) goes to the host once.
+
     Returns the seconds spent in each stage (see ``STAGES``).
     """
     if backend == "cupy":
         import cupy as xp
-        import cupyx
     else:
         xp = np
     dtype = np.dtype(dtype)
-    n = graph.n
     indptr, indices, weights = device_csr(graph, xp)
     timer = StageTimer(xp)
-    staging = None
-    for p in components:
-        vertices_host, nb = partition.component(p)
-        c = vertices_host.size
-        if c == 0:
-            continue
-        vertices = xp.asarray(vertices_host)
+    staging = _Staging(xp, dtype)
+    components = [p for p in components if partition.sizes[p] > 0]
+    for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
+        sources = np.concatenate([partition.component(p)[0][: partition.component(p)[1]] for p in group])
         with timer("sssp"):
-            rows_b = boundary_sssp(indptr, indices, weights, vertices[:nb], dtype=dtype,
-                                   unit_weights=graph.unit_weights)
-        with timer("build"):
-            matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
-        with timer("floyd_warshall"):
-            blocked_floyd_warshall(matrix, tile=tile)
-        with timer("extract"):
-            inner = extract_inner_to_boundary(matrix, nb)
-        width = _column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p)
-        for start in range(0, n, width):
-            cols = min(width, n - start)
-            block = xp.empty((c, cols), dtype=dtype)
-            with timer("min_plus"):
-                min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
-            with timer("assemble"):
-                assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start)
-            if not sink.needs_host:
-                continue
+            all_rows = boundary_sssp(indptr, indices, weights, xp.asarray(sources), dtype=dtype,
+                                     unit_weights=graph.unit_weights)
+        first = 0
+        for p in group:
+            vertices, nb = partition.component(p)
+            rows_b = all_rows[first : first + nb]
+            first += nb
+            _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
+                       tile=tile, block_bytes=block_bytes, timer=timer, staging=staging)
+        del all_rows
+    if xp is not np:
+        xp.get_default_memory_pool().free_all_blocks()
+    return timer.seconds
+
+
+def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, staging):
+    """Stages 2-6 of one component, its boundary rows already computed."""
+    indptr, indices, weights = csr
+    n, c = graph.n, vertices_host.size
+    vertices = xp.asarray(vertices_host)
+    with timer("build"):
+        matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
+    with timer("floyd_warshall"):
+        blocked_floyd_warshall(matrix, tile=tile)
+    with timer("extract"):
+        inner = extract_inner_to_boundary(matrix, nb)
+    width = _column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p)
+    for start in range(0, n, width):
+        cols = min(width, n - start)
+        block = xp.empty((c, cols), dtype=dtype)
+        with timer("min_plus"):
+            min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
+        with timer("assemble"):
+            assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start)
+        if sink.needs_host:
             with timer("host_copy"):
-                if xp is np:
-                    host = block
-                else:
-                    if staging is None or staging.size < block.size:
-                        staging = cupyx.empty_pinned((block.size,), dtype=dtype)
-                    host = staging[: block.size].reshape(block.shape)
-                    block.get(out=host)
+                host = staging.to_host(block)
             with timer("write"):
                 sink.write(vertices_host, start, host)
-            del block
-        del rows_b, matrix, inner
-        if xp is not np:
-            xp.get_default_memory_pool().free_all_blocks()
-    return timer.seconds
+        del block
+
+
+class _Staging:
+    """One copy of a device block into pinned host memory, reused from block to block."""
+
+    def __init__(self, xp, dtype) -> None:
+        self.xp, self.dtype, self.buffer = xp, dtype, None
+
+    def to_host(self, block):
+        if self.xp is np:
+            return block
+        import cupyx
+
+        if self.buffer is None or self.buffer.size < block.size:
+            self.buffer = cupyx.empty_pinned((block.size,), dtype=self.dtype)
+        host = self.buffer[: block.size].reshape(block.shape)
+        block.get(out=host)
+        return host
+
+
+def _sssp_groups(partition, components, n: int, itemsize: int, xp) -> list[list[int]]:
+    """Consecutive runs of components whose boundary rows together fit a quarter of the free memory."""
+    budget = max(1, _available_bytes(xp) // 4)
+    groups: list[list[int]] = []
+    used = budget + 1
+    for p in components:
+        need = int(partition.boundary_per_part[p]) * n * itemsize
+        if used + need > budget:
+            groups.append([])
+            used = 0
+        groups[-1].append(p)
+        used += need
+    return groups
 
 
 def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):

@@ -34,17 +34,21 @@ class NullSink:
 class MemorySink:
     """Keeps the rows of this rank in one host array of shape (n, n).
 
-    Rows of other ranks stay ``nan``; with one rank this is the whole answer.
+    With one rank this is the whole answer.  The array is not initialised (an
+    n x n fill would cost as much as the copy itself); ``rows_written`` tells
+    which rows this rank has filled.
     """
 
     needs_host = True
     path = None
 
     def __init__(self, n: int, dtype) -> None:
-        self.result = np.full((n, n), np.nan, dtype=dtype)
+        self.result = np.empty((n, n), dtype=dtype)
+        self.rows_written = np.zeros(n, dtype=bool)
 
     def write(self, vertices, column_start, block) -> None:
         self.result[vertices, column_start : column_start + block.shape[1]] = block
+        self.rows_written[vertices] = True
 
     def commit(self) -> None:
         return None

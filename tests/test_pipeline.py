@@ -136,3 +136,21 @@ def test_default_k_and_float64_output(tmp_path):
     result = fastapsp.solve(graph, backend="numpy")
     assert result.dtype == np.float64
     np.testing.assert_array_equal(result, reference(graph))
+
+
+def test_sssp_groups_respect_the_budget(monkeypatch):
+    import fastapsp.pipeline as pipeline
+
+    graph = random_graph(9, 300, 900, directed=True)
+    part = partition_graph(graph, 6)
+    row_bytes = graph.n * 8
+    most = int(part.boundary_per_part.max()) * row_bytes
+    monkeypatch.setattr(pipeline, "_available_bytes", lambda xp: 4 * most)
+    groups = pipeline._sssp_groups(part, list(range(6)), graph.n, 8, np)
+    assert sorted(p for g in groups for p in g) == list(range(6)) and len(groups) > 1
+    for g in groups:
+        assert len(g) == 1 or sum(int(part.boundary_per_part[p]) for p in g) * row_bytes <= most
+    # The batched SSSP rows are sliced per component: any grouping gives the same answer.
+    sink = MemorySink(graph.n, np.float64)
+    run_components(graph, part, range(6), sink=sink, dtype=np.float64, block_bytes=10**6)
+    np.testing.assert_array_equal(sink.result, reference(graph))
