@@ -1,0 +1,145 @@
+"""End-to-end timing of ``fastapsp solve`` (process start to exit), one JSON per run.
+
+Each configuration runs the real command line in a fresh process, so reading,
+partitioning, CuPy start-up and the kernel cache are all inside the time, as a
+user sees them.  A warm-up solve first fills the kernel cache.  The per-stage
+seconds come from the run's ``--report`` (maximum over ranks).  An exactness
+check (``--check``) compares the rows of sampled components, computed in-process
+on the same backend, with SciPy's Dijkstra.
+
+    python benchmarks/gpu_pipeline.py --graph luxembourg_osm=PATH --k 16 32 64 \
+        --outputs none memory --commit $(git rev-parse HEAD)
+
+Results: ``benchmarks/results/<tag>/<graph>-k<k>-<output>-r<ranks>.json`` with keys
+graph, n, m, k, partitioner, backend, device, ranks, output, total_seconds,
+solve_seconds, stages, commit, metadata; and ``summary.json`` beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO, metadata, write_result  # noqa: E402
+
+
+def run_solve(launcher, graph_path, k, output, partitioner, backend, report):
+    cmd = [*launcher, sys.executable, "-m", "fastapsp", "solve", str(graph_path), "-k", str(k),
+           "--partitioner", partitioner, "--backend", backend, "--output", output, "--report", str(report)]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark: {' '.join(cmd)} failed: {proc.stderr.strip()}")
+    return seconds, json.loads(Path(report).read_text())
+
+
+def check_exact(graph_path, k, partitioner, backend, samples, seed=0):
+    """Rows of ``samples`` random components against SciPy Dijkstra: (exact, max abs error)."""
+    from scipy.sparse.csgraph import dijkstra
+
+    import fastapsp
+    from fastapsp.partition import partition_graph
+    from fastapsp.pipeline import run_components
+
+    graph = fastapsp.read_graph(graph_path)
+    part = partition_graph(graph, k, partitioner)
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(np.flatnonzero(part.sizes > 0), size=samples, replace=False)
+
+    class Rows:
+        needs_host = True
+        path = None
+
+        def __init__(self):
+            self.rows = {}
+
+        def write(self, vertices, start, block):
+            for a, v in enumerate(vertices):
+                self.rows.setdefault(int(v), np.empty(graph.n, dtype=block.dtype))[start:start + block.shape[1]] = block[a]
+
+    sink = Rows()
+    run_components(graph, part, picked, backend=backend, sink=sink, dtype=np.float32)
+    verts = np.array(sorted(sink.rows))
+    ref = dijkstra(graph.to_scipy(), indices=verts).astype(np.float32)
+    got = np.stack([sink.rows[v] for v in verts])
+    finite = np.isfinite(ref)
+    same_inf = np.array_equal(np.isinf(ref), np.isinf(got))
+    err = float(np.max(np.abs(ref[finite] - got[finite]))) if finite.any() else 0.0
+    return bool(same_inf and err == 0.0), err, int(verts.size)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--k", type=int, nargs="+", required=True)
+    parser.add_argument("--outputs", nargs="+", default=["none"], choices=["none", "memory"])
+    parser.add_argument("--partitioner", default="metis")
+    parser.add_argument("--backend", default="cupy")
+    parser.add_argument("--launcher", default="", help="e.g. 'mpirun -n 2 --allow-run-as-root'")
+    parser.add_argument("--ranks", type=int, default=1)
+    parser.add_argument("--check", type=int, default=2, help="components per graph checked against SciPy (0: none)")
+    parser.add_argument("--warmup", default=str(REPO / "tests" / "data" / "minnesota.mtx.gz"))
+    parser.add_argument("--tag", default="gpu")
+    parser.add_argument("--commit", default=os.environ.get("FASTAPSP_COMMIT"))
+    args = parser.parse_args(argv)
+
+    launcher = shlex.split(args.launcher)
+    meta = metadata()
+    if args.commit:
+        meta["commit"] = args.commit
+    tmp = Path(tempfile.mkdtemp())
+    if args.warmup:
+        run_solve(launcher, args.warmup, 4, "none", args.partitioner, args.backend, tmp / "warm.json")
+    rows = []
+    for spec in args.graph:
+        name, path = spec.split("=", 1)
+        exact = None
+        if args.check:
+            ok, err, nrows = check_exact(path, args.k[0], args.partitioner, args.backend, args.check)
+            exact = {"exact": ok, "max_abs_error": err, "rows_checked": nrows, "k": args.k[0]}
+            print(f"{name}: {nrows} rows of {args.check} components vs SciPy: exact={ok} max|err|={err}",
+                  flush=True)
+        for output in args.outputs:
+            for k in args.k:
+                seconds, report = run_solve(launcher, path, k, output, args.partitioner, args.backend,
+                                            tmp / "r.json")
+                result = {
+                    "graph": name, "n": report["n"], "m": report["m"], "k": k, "partitioner": args.partitioner,
+                    "backend": report["backend"], "device": report["device"], "ranks": report["ranks"],
+                    "output": output, "total_seconds": round(seconds, 4),
+                    "solve_seconds": report["total_seconds"], "stages": report["stages"],
+                    "boundary_vertices": report["boundary_vertices"], "edge_cut": report["edge_cut"],
+                    "exactness_check": exact, "commit": meta["commit"], "metadata": meta,
+                }
+                write_result(result, folder=f"benchmarks/results/{args.tag}",
+                             name=f"{name}-k{k}-{output}-r{report['ranks']}")
+                rows.append(result)
+                top = max((s for s in report["stages"] if s not in ("read", "partition")),
+                          key=lambda s: report["stages"][s])
+                print(f"{name:16s} k={k:<3d} {output:6s} ranks={report['ranks']} total {seconds:7.2f} s "
+                      f"(solve {report['total_seconds']:.2f} s; top stage {top} {report['stages'][top]:.2f} s)",
+                      flush=True)
+    summary = {}
+    for r in rows:
+        key = f"{r['graph']}/{r['output']}/r{r['ranks']}"
+        summary.setdefault(key, []).append(r["total_seconds"])
+    summary = {key: {"mean_total_seconds": round(float(np.mean(v)), 3), "runs": v} for key, v in summary.items()}
+    write_result({"benchmark": "gpu_pipeline", "summary": summary, "commit": meta["commit"], "metadata": meta},
+                 folder=f"benchmarks/results/{args.tag}", name=f"summary-r{args.ranks}")
+    for key, value in summary.items():
+        print(f"mean {key}: {value['mean_total_seconds']:.2f} s over {len(value['runs'])} runs")
+
+
+if __name__ == "__main__":
+    main()
