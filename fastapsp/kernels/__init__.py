@@ -1,0 +1,105 @@
+"""The CUDA kernels of fastapsp: ``.cu`` sources shipped with the package, compiled at first use.
+
+Each ``.cu`` file is compiled by CuPy (NVRTC, for the architecture of the current
+device) into one :class:`cupy.RawModule` per file, distance type, index type,
+options and device, and kept for the life of the process; CuPy also keeps the
+binaries on disk.  Nothing here imports CuPy or compiles at import time.
+
+The sources are written for two macros: ``REAL`` (``float`` or ``double``, the
+distance type) and ``FASTAPSP_INDEX64`` (defined when graph ids and offsets are
+64-bit).  ``#include "name.cuh"`` lines naming a file of this folder are inlined
+here, so CuPy's on-disk cache sees the whole source.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["get_kernel", "kernel_source", "KERNEL_DIR"]
+
+KERNEL_DIR = Path(__file__).resolve().parent
+
+_INCLUDE = re.compile(r'^#include "([\w.]+)"[ \t]*$', re.MULTILINE)
+_REALS = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_INDICES = {np.dtype(np.int32): (), np.dtype(np.int64): ("-DFASTAPSP_INDEX64",)}
+_modules: dict = {}
+_functions: dict = {}
+
+
+def kernel_source(file: str) -> str:
+    """Text of kernel file ``file`` with its local ``#include "x.cuh"`` lines inlined (each once).
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``file`` (or a file it includes) is not in ``fastapsp/kernels``.
+    """
+    seen: set[str] = set()
+
+    def expand(name: str) -> str:
+        path = KERNEL_DIR / name
+        if not path.is_file():
+            raise FileNotFoundError(f"kernel source {name!r} is not in {KERNEL_DIR}")
+        if name in seen:
+            return ""
+        seen.add(name)
+        return _INCLUDE.sub(lambda m: expand(m.group(1)), path.read_text())
+
+    return expand(file)
+
+
+def get_kernel(file: str, name: str, dtype=np.float32, *, index_dtype=np.int32, options: tuple = (),
+               cooperative: bool = False):
+    """The compiled kernel ``name`` of ``fastapsp/kernels/<file>``, built on first use.
+
+    Parameters
+    ----------
+    file : str
+        Kernel source file, e.g. ``"min_plus.cu"``.
+    name : str
+        ``extern "C"`` kernel name in that file.
+    dtype : {float32, float64}
+        Distance type, compiled in as ``REAL``.
+    index_dtype : {int32, int64}
+        Type of graph ids and offsets (``index_t`` in the sources).
+    options : tuple of str
+        Extra NVRTC options (``-D`` macros and the like).
+    cooperative : bool
+        Build for cooperative launches (grid-wide barriers); launch the kernel
+        with ``enable_cooperative_groups=True``.
+
+    Returns
+    -------
+    cupy.cuda.Function
+        Call it as ``kernel(grid, block, args, shared_mem=0)``.
+
+    Raises
+    ------
+    TypeError
+        For a ``dtype`` or ``index_dtype`` the kernels are not built for.
+    """
+    real = _REALS.get(np.dtype(dtype))
+    if real is None:
+        raise TypeError(f"dtype: kernels are built for float32 and float64, not {np.dtype(dtype)}")
+    index = _INDICES.get(np.dtype(index_dtype))
+    if index is None:
+        raise TypeError(f"index_dtype: kernels are built for int32 and int64, not {np.dtype(index_dtype)}")
+    import cupy
+
+    device = cupy.cuda.Device().id
+    flags = (f"-DREAL={real}",) + index + tuple(options)
+    key = (file, flags, bool(cooperative), device)
+    function = _functions.get((key, name))
+    if function is None:
+        module = _modules.get(key)
+        if module is None:
+            # CuPy picks -arch for the current device (sm_XX when NVRTC knows it).
+            module = cupy.RawModule(code=kernel_source(file), options=("-std=c++17",) + flags,
+                                    enable_cooperative_groups=bool(cooperative))
+            _modules[key] = module
+        function = module.get_function(name)
+        _functions[(key, name)] = function
+    return function

@@ -1,0 +1,20 @@
+// Min-plus product C = min(C, A (x) B) (or C = A (x) B) of row-major operands
+// with arbitrary leading dimensions, so views (rows of a row block, column
+// slices) need no copy.  Grid: (ceil(N / 64), ceil(M / 64)), 256 threads a block,
+// one 64 x 64 output tile a block, 4 x 4 outputs a thread (minplus_tile.cuh).
+#include "common.cuh"
+#include "minplus_tile.cuh"
+
+extern "C" __global__ void __launch_bounds__(MP_THREADS)
+min_plus(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C, long long ldc,
+         int M, int N, int K, int accumulate)
+{
+    __shared__ __align__(16) MinPlusSmem sm;
+    const long long r0 = (long long)blockIdx.y * MP_TILE, c0 = (long long)blockIdx.x * MP_TILE;
+    const int rows = min((long long)MP_TILE, M - r0), cols = min((long long)MP_TILE, N - c0);
+    REAL* tile = C + r0 * ldc + c0;
+    REAL acc[4][4];
+    tile_load(acc, tile, ldc, rows, cols, accumulate != 0);
+    minplus_tile(acc, A + r0 * lda, lda, B + c0, ldb, rows, cols, K, sm);
+    tile_store(acc, tile, ldc, rows, cols);
+}

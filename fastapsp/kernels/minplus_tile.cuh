@@ -1,0 +1,120 @@
+// One 64 x 64 tile of a min-plus product, the inner loop of min_plus.cu and of
+// phases 2 and 3 of floyd_warshall.cu.
+//
+// A block of 256 threads owns the tile; thread (ty, tx) = (t / 16, t % 16) keeps
+// the 4 x 4 outputs of rows 4*ty .. 4*ty+3 and columns 4*tx .. 4*tx+3 in
+// registers.  The inner dimension is swept in chunks of MP_KC: a 64 x MP_KC
+// slice of A (stored k-major, so a thread's 4 rows are one vector load) and an
+// MP_KC x 64 slice of B pass through shared memory, and the next chunk is
+// fetched into registers while the current one is used.  Entries outside the
+// operands read as +inf, which leaves every minimum unchanged, so any shape works.
+
+#define MP_TILE 64
+#define MP_KC 16
+#define MP_THREADS 256
+
+struct MinPlusSmem {
+    REAL a[MP_KC][MP_TILE + 4];  // padded: the transposed stores spread over the banks
+    REAL b[MP_KC][MP_TILE];
+};
+
+__device__ __forceinline__ bool aligned16(const REAL* p, long long ld)
+{
+    return ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)ld * sizeof(REAL)) & 15ull) == 0;
+}
+
+__device__ __forceinline__ void store4(float* p, const float (&v)[4])
+{
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __forceinline__ void store4(double* p, const double (&v)[4])
+{
+    reinterpret_cast<double2*>(p)[0] = make_double2(v[0], v[1]);
+    reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
+}
+
+// acc <- C[0:rows, 0:cols] of the tile at C (or +inf when !from_c).
+__device__ __forceinline__ void tile_load(REAL (&acc)[4][4], const REAL* C, long long ldc, int rows, int cols,
+                                          bool from_c)
+{
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = 4 * ty + i;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int c = 4 * tx + j;
+            acc[i][j] = (from_c && r < rows && c < cols) ? C[(long long)r * ldc + c] : INF_R;
+        }
+    }
+}
+
+// C[0:rows, 0:cols] of the tile at C <- acc.
+__device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, long long ldc, int rows, int cols)
+{
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const bool vec = aligned16(C, ldc) && 4 * tx + 4 <= cols;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = 4 * ty + i;
+        if (r >= rows) break;
+        REAL* row = C + (long long)r * ldc + 4 * tx;
+        if (vec) {
+            store4(row, acc[i]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (4 * tx + j < cols) row[j] = acc[i][j];
+        }
+    }
+}
+
+// acc <- min(acc, A (x) B) over the tile: A points at row 0 of the tile's rows
+// (rows x K, leading dimension lda), B at column 0 of its columns (K x cols, ldb).
+// Every thread of the block must call this (it synchronises the block).
+__device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, long long lda, const REAL* B,
+                                             long long ldb, int rows, int cols, int K, MinPlusSmem& sm)
+{
+    const int t = threadIdx.x;
+    const int tx = t & 15, ty = t >> 4;
+    const int a_col = t & 15, a_row = t >> 4;  // this thread fetches A rows a_row + 16p, column a_col
+    const int b_col = t & 63, b_row = t >> 6;  // and B rows b_row + 4p, column b_col
+    REAL ra[4], rb[4];
+
+    auto fetch = [&](int k0) {
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            const int r = a_row + 16 * p, k = k0 + a_col;
+            ra[p] = (r < rows && k < K) ? A[(long long)r * lda + k] : INF_R;
+        }
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            const int k = k0 + b_row + 4 * p;
+            rb[p] = (k < K && b_col < cols) ? B[(long long)k * ldb + b_col] : INF_R;
+        }
+    };
+
+    fetch(0);
+    for (int k0 = 0; k0 < K; k0 += MP_KC) {
+        __syncthreads();  // the previous chunk is no longer read
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            sm.a[a_col][a_row + 16 * p] = ra[p];
+            sm.b[b_row + 4 * p][b_col] = rb[p];
+        }
+        __syncthreads();
+        if (k0 + MP_KC < K) fetch(k0 + MP_KC);
+#pragma unroll
+        for (int kk = 0; kk < MP_KC; ++kk) {
+            REAL a[4], b[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) b[j] = sm.b[kk][4 * tx + j];
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+        }
+    }
+}

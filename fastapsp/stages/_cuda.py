@@ -1,0 +1,268 @@
+"""CUDA paths of the stages: the kernels of :mod:`fastapsp.kernels` on CuPy arrays.
+
+The public stages validate their inputs and call these functions for CuPy
+arrays; nothing here re-checks shapes.  Each function handles views through
+leading dimensions and copies an operand only when its rows are not unit-strided
+or its dtype differs from the result's.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..kernels import get_kernel
+
+__all__ = [
+    "boundary_sssp_cuda",
+    "build_component_matrix_cuda",
+    "blocked_floyd_warshall_cuda",
+    "min_plus_cuda",
+]
+
+_TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
+_THREADS = 256
+_MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
+_SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
+_CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
+_MAX_GRID_Y = 65535
+
+# Run all SSSP levels in one cooperative launch; cleared (with a warning) the
+# first time that cannot be built or launched, then one launch per level.
+_PERSISTENT = True
+# "push" expands a queue of the vertices changed last level, with atomics: work
+# follows the frontier (measured faster on road graphs: benchmarks/kernels_bench.py).
+# "pull" sweeps every (vertex, source word) pair over the in-arcs each level,
+# without atomics: work ~ n * words * degree per level.  See sssp.cu.
+_SSSP_DIRECTION = "push"
+_SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its block queue)
+
+
+def _real(dtype):
+    dtype = np.dtype(dtype)
+    return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+def _rows(x, dtype):
+    """``(array, leading dimension)`` with unit-strided rows of ``dtype``, copying only when needed."""
+    import cupy as cp
+
+    rows, cols = x.shape
+    item = x.itemsize
+    if x.dtype == dtype and (cols <= 1 or x.strides[1] == item) and x.strides[0] >= 0 and x.strides[0] % item == 0:
+        ld = x.strides[0] // item if rows > 1 else max(cols, 1)
+        if ld >= cols:
+            return x, ld
+    x = cp.ascontiguousarray(x, dtype=dtype)
+    return x, max(cols, 1)
+
+
+# ---------------------------------------------------------------- min-plus
+def min_plus_cuda(a, b, out, accumulate):
+    """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        if not accumulate:
+            out.fill(np.inf)
+        return out
+    dtype = _real(out.dtype)
+    a_, lda = _rows(a, dtype)
+    b_, ldb = _rows(b, dtype)
+    c_, ldc = _rows(out, dtype)
+    kernel = get_kernel("min_plus.cu", "min_plus", dtype)
+    rows_per_launch = _MAX_GRID_Y * _TILE
+    for r0 in range(0, m, rows_per_launch):
+        r1 = min(m, r0 + rows_per_launch)
+        grid = (-(-n // _TILE), -(-(r1 - r0) // _TILE))
+        kernel(grid, (_THREADS,), (a_[r0:r1], np.int64(lda), b_, np.int64(ldb), c_[r0:r1], np.int64(ldc),
+                                   np.int32(r1 - r0), np.int32(n), np.int32(k), np.int32(bool(accumulate))))
+    if c_ is not out:
+        out[...] = c_
+    return out
+
+
+# ---------------------------------------------------------- Floyd-Warshall
+def blocked_floyd_warshall_cuda(matrix):
+    """Close ``matrix`` in place: three launches per 64-wide diagonal tile (``floyd_warshall.cu``)."""
+    c = matrix.shape[0]
+    if c == 0:
+        return matrix
+    dtype = _real(matrix.dtype)
+    work, ld = _rows(matrix, dtype)
+    p1 = get_kernel("floyd_warshall.cu", "fw_phase1", dtype)
+    p2 = get_kernel("floyd_warshall.cu", "fw_phase2", dtype)
+    p3 = get_kernel("floyd_warshall.cu", "fw_phase3", dtype)
+    nt = -(-c // _TILE)
+    ld, n = np.int64(ld), np.int32(c)
+    for kb in range(nt):
+        args = (work, ld, n, np.int32(kb))
+        p1((1,), (_THREADS,), args)
+        if nt > 1:
+            p2((nt - 1, 2), (_THREADS,), args)
+            p3((nt - 1, nt - 1), (_THREADS,), args)
+    if work is not matrix:
+        matrix[...] = work
+    return matrix
+
+
+# ------------------------------------------------------------------- build
+def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, boundary_rows, dtype):
+    """The component matrix, one block per row (``build.cu``)."""
+    import cupy as cp
+
+    n = indptr.shape[0] - 1
+    c = int(vertices.size)
+    kdtype = _real(dtype)
+    matrix = cp.empty((c, c), dtype=kdtype)
+    if c:
+        indptr, indices, weights = _csr(indptr, indices, weights)
+        itype = indptr.dtype
+        vertices = cp.ascontiguousarray(vertices, dtype=itype)
+        local = cp.full(n, -1, dtype=cp.int32)
+        local[vertices] = cp.arange(c, dtype=cp.int32)
+        gather = n_boundary > 0 and boundary_rows.dtype == kdtype
+        if gather:
+            rows, ld = _rows(boundary_rows, kdtype)
+        else:
+            # Other dtype: gather and convert only the c columns needed.
+            matrix[:n_boundary] = boundary_rows[:, vertices]
+            rows, ld = matrix, c
+        kernel = get_kernel("build.cu", "build_component_matrix", kdtype, index_dtype=itype)
+        kernel((c,), (_THREADS,), (indptr, indices, weights, vertices, local, rows, np.int64(ld),
+                                   np.int32(n_boundary), np.int32(gather), np.int32(c), matrix))
+    return matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
+
+
+# ------------------------------------------------------------ boundary SSSP
+def boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights):
+    """Distances from ``sources`` to all vertices, in batches of up to 1024 sources (``sssp.cu``)."""
+    import cupy as cp
+
+    n = indptr.shape[0] - 1
+    indptr, indices, weights = _csr(indptr, indices, weights)
+    itype = indptr.dtype
+    sources = cp.ascontiguousarray(sources, dtype=itype)
+    dtype = _real(out.dtype)
+    total = int(sources.size)
+    batch = _batch_size(n, total, dtype.itemsize)
+    direction = _SSSP_DIRECTION
+    csr = _transpose(indptr, indices, weights) if direction == "pull" else (indptr, indices, weights)
+    for s0 in range(0, total, batch):
+        s1 = min(total, s0 + batch)
+        _sssp_batch(*csr, sources[s0:s1], out[s0:s1], bool(unit_weights), dtype, direction)
+    return out
+
+
+def _transpose(indptr, indices, weights):
+    """The in-arcs of every vertex as a CSR (tails and weights grouped by head)."""
+    import cupy as cp
+
+    n, m = indptr.size - 1, indices.size
+    itype = indptr.dtype
+    order = cp.argsort(indices)  # any order within a vertex's in-arcs will do
+    tails = cp.searchsorted(indptr, cp.arange(m, dtype=itype), side="right").astype(itype) - 1
+    tptr = cp.zeros(n + 1, dtype=itype)
+    cp.cumsum(cp.bincount(indices, minlength=n), out=tptr[1:])
+    return tptr, cp.ascontiguousarray(tails[order]), cp.ascontiguousarray(weights[order])
+
+
+def _csr(indptr, indices, weights):
+    """The CSR arrays contiguous, indices in one integer type (int32 when both are), weights float64."""
+    import cupy as cp
+
+    itype = np.dtype(np.int32) if indptr.dtype == indices.dtype == np.int32 else np.dtype(np.int64)
+    return (cp.ascontiguousarray(indptr, dtype=itype), cp.ascontiguousarray(indices, dtype=itype),
+            cp.ascontiguousarray(weights, dtype=cp.float64))
+
+
+def _batch_size(n, total, itemsize):
+    """Sources per pass: at most 1024, fewer when the per-batch buffers would crowd the device."""
+    import cupy as cp
+
+    batch = min(_MAX_BATCH, total)
+    try:
+        free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
+    except Exception:
+        return batch
+    per_source = n * (itemsize + 1)  # dist column + 3 bits of flags, rounded up
+    fit = max(32, (free // 2) // max(per_source, 1) // 32 * 32)
+    return max(1, min(batch, fit))
+
+
+def _sssp_batch(indptr, indices, weights, sources, out_rows, unit, dtype, direction):
+    import cupy as cp
+
+    n = indptr.shape[0] - 1
+    count = int(sources.size)
+    words = -(-count // 32)
+    stride = 32 * words
+    itype = indptr.dtype
+    dist = cp.full((n, stride), np.inf, dtype=dtype)
+    # unit: visited + two frontier buffers; weighted: two "changed" buffers.
+    flags = cp.zeros((3 if unit else 2, n, words), dtype=cp.uint32)
+    visited, frontier = (flags[0], flags[1:]) if unit else (flags[0], flags)
+    stamp = cp.full(n, -1, dtype=cp.int32)
+    queues = cp.empty((2, n), dtype=cp.int32)
+    counts = cp.zeros(3, dtype=cp.int32)
+
+    init = get_kernel("sssp.cu", "sssp_init", dtype, index_dtype=itype, options=_SSSP_OPTIONS)
+    init((-(-count // _THREADS),), (_THREADS,), (sources, np.int32(count), np.int32(words), np.int64(stride), dist,
+                                                 visited, np.int32(unit), frontier, stamp, queues, counts))
+    args = (indptr, indices, weights, np.int32(n), np.int32(words), np.int64(stride), dist, visited, frontier,
+            stamp, queues, counts)
+    name = ("bfs_" if unit else "bellman_ford_") + direction
+    if not _run_persistent(name, dtype, itype, args, n):
+        _run_levels(name, dtype, itype, args, counts)
+
+    target, ldo = _rows(out_rows, dtype)
+    transpose = get_kernel("sssp.cu", "transpose_batch", dtype, index_dtype=itype, options=_SSSP_OPTIONS)
+    transpose((-(-n // 32), words), (32, 8), (dist, np.int64(stride), np.int32(n), np.int32(count), target,
+                                              np.int64(ldo)))
+    if target is not out_rows:
+        out_rows[...] = target
+
+
+def _grid_blocks(kernel):
+    import cupy as cp
+
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    try:
+        per_sm = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, _THREADS, 0))
+    except Exception:
+        per_sm = 1
+    return sms * max(1, min(per_sm, _SSSP_BLOCKS_PER_SM))
+
+
+def _run_persistent(name, dtype, itype, args, n):
+    """All levels in one cooperative launch; False when that path is unavailable."""
+    global _PERSISTENT
+    if not _PERSISTENT:
+        return False
+    try:
+        kernel = get_kernel("sssp.cu", name + "_persistent", dtype, index_dtype=itype,
+                            options=("-DFASTAPSP_COOPERATIVE",) + _SSSP_OPTIONS, cooperative=True)
+        # A module built for cooperative groups launches its kernels cooperatively.
+        kernel((_grid_blocks(kernel),), (_THREADS,), args + (np.int32(n + 1),))
+    except Exception as exc:  # compiler, linker or launch refused: levels as separate launches
+        _PERSISTENT = False
+        warnings.warn(f"fastapsp: cooperative SSSP kernel unavailable ({type(exc).__name__}: {exc}); "
+                      "running one launch per level", RuntimeWarning, stacklevel=3)
+        return False
+    return True
+
+
+def _run_levels(name, dtype, itype, args, counts):
+    """One launch per level; the queue is read back every few levels (empty levels cost one launch)."""
+    kernel = get_kernel("sssp.cu", name + "_level", dtype, index_dtype=itype, options=_SSSP_OPTIONS)
+    grid = (_grid_blocks(kernel),)
+    level = 0
+    while True:
+        for _ in range(_CHECK_EVERY):
+            kernel(grid, (_THREADS,), args + (np.int32(level),))
+            level += 1
+        if int(counts[level % 3].get()) == 0:
+            return

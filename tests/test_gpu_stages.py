@@ -1,0 +1,239 @@
+"""The CUDA kernels against the NumPy stages, on seeded random inputs.
+
+Weights and matrix entries are small integers (and +inf), so every sum is exact
+in float32 and float64 and the GPU must reproduce the host results bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fastapsp.graph import Graph
+from fastapsp.stages import blocked_floyd_warshall, boundary_sssp, build_component_matrix, min_plus
+
+cp = pytest.importorskip("cupy")
+try:
+    _DEVICES = cp.cuda.runtime.getDeviceCount()
+except Exception:  # no driver
+    _DEVICES = 0
+if _DEVICES == 0:
+    pytest.skip("no CUDA device visible", allow_module_level=True)
+
+pytestmark = pytest.mark.gpu
+
+SIZES = [1, 31, 32, 33, 127, 129, 1000]
+DTYPES = [np.float32, np.float64]
+
+
+def _graph(rng, n, *, weighted, zero_weights=False, directed=True):
+    """Random graph of two blobs (the second never reaches the first) with integer weights."""
+    m = 3 * n
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    half = n // 2
+    if n > 2:  # no arc from the second half back into the first: unreachable pairs
+        back = (src >= half) & (dst < half)
+        dst[back] = rng.integers(half, n, int(back.sum()))
+    if weighted:
+        w = rng.integers(0 if zero_weights else 1, 10, m).astype(np.float64)
+    else:
+        w = np.ones(m)
+    return Graph.from_edges(n, src, dst, w, directed=directed)
+
+
+def _device_csr(g, index_dtype=None):
+    itype = g.indptr.dtype if index_dtype is None else index_dtype
+    return cp.asarray(g.indptr.astype(itype)), cp.asarray(g.indices.astype(itype)), cp.asarray(g.weights)
+
+
+def _matrix(rng, c, dtype, density=0.05):
+    """Square matrix of integer arc weights, +inf elsewhere, zero diagonal."""
+    d = np.where(rng.random((c, c)) < density, rng.integers(0, 20, (c, c)), np.inf).astype(dtype)
+    np.fill_diagonal(d, 0)
+    return d
+
+
+def _operand(rng, shape, dtype):
+    x = rng.integers(0, 50, shape).astype(dtype)
+    x[rng.random(shape) < 0.2] = np.inf
+    return x
+
+
+@pytest.fixture(params=["pull-persistent", "pull-levels", "push-persistent", "push-levels"])
+def sssp_mode(request, monkeypatch):
+    """Boundary SSSP pulling over in-arcs or pushing a queue; all levels in one cooperative
+    launch or one launch per level."""
+    from fastapsp.stages import _cuda
+
+    direction, launches = request.param.split("-")
+    monkeypatch.setattr(_cuda, "_SSSP_DIRECTION", direction)
+    monkeypatch.setattr(_cuda, "_PERSISTENT", launches == "persistent")
+    return request.param
+
+
+# ------------------------------------------------------------------ SSSP
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["unit", "weighted", "zero_weights"])
+def test_boundary_sssp_matches_host(n, dtype, kind, sssp_mode):
+    rng = np.random.default_rng(1000 * n + (kind == "unit") + 7 * (dtype == np.float64))
+    g = _graph(rng, n, weighted=kind != "unit", zero_weights=kind == "zero_weights")
+    sources = np.sort(rng.choice(n, size=min(n, 70), replace=False))
+    unit = kind == "unit"
+    ref = boundary_sssp(g.indptr, g.indices, g.weights, sources, dtype=dtype, unit_weights=unit)
+    got = boundary_sssp(*_device_csr(g), cp.asarray(sources), dtype=dtype, unit_weights=unit)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.get(), ref)
+    if n > 2:
+        assert np.isinf(ref).any()
+
+
+@pytest.mark.parametrize("unit", [True, False])
+def test_boundary_sssp_weighted_kernel_on_unit_graph(unit, sssp_mode):
+    """The Bellman-Ford kernel and the BFS kernel agree on a graph of unit weights."""
+    rng = np.random.default_rng(5)
+    g = _graph(rng, 300, weighted=False, directed=False)
+    sources = rng.choice(300, size=45, replace=False)
+    ref = boundary_sssp(g.indptr, g.indices, g.weights, sources, unit_weights=True)
+    got = boundary_sssp(*_device_csr(g), cp.asarray(sources), unit_weights=unit)
+    np.testing.assert_array_equal(got.get(), ref)
+
+
+@pytest.mark.parametrize("unit", [True, False])
+def test_boundary_sssp_many_sources_and_views(unit, sssp_mode):
+    """More than 1024 sources (two batches), int64 ids, and ``out`` as rows of a larger array."""
+    rng = np.random.default_rng(11)
+    n = 1500
+    g = _graph(rng, n, weighted=not unit, zero_weights=True, directed=False)
+    sources = rng.permutation(n)[:1100]
+    ref = boundary_sssp(g.indptr, g.indices, g.weights, sources, dtype=np.float64, unit_weights=unit)
+    big = cp.full((1104, n), -1.0)
+    out = big[2:1102]
+    boundary_sssp(*_device_csr(g, np.int64), cp.asarray(sources), out=out, unit_weights=unit)
+    np.testing.assert_array_equal(out.get(), ref)
+    assert (big[:2] == -1).all() and (big[1102:] == -1).all()
+    # A column-major out takes the copy path.
+    fout = cp.asfortranarray(cp.zeros((1100, n), dtype=np.float32))
+    boundary_sssp(*_device_csr(g), cp.asarray(sources), out=fout, unit_weights=unit)
+    np.testing.assert_array_equal(fout.get(), ref.astype(np.float32))
+
+
+@pytest.mark.parametrize("block_queue", [None, 4])
+def test_boundary_sssp_grid_road_like(sssp_mode, block_queue, monkeypatch):
+    """A long grid (many levels) with clustered sources, as boundary vertices of a component are;
+    with a tiny per-block push queue too, so that it overflows into the global queue."""
+    if block_queue is not None:
+        from fastapsp.stages import _cuda
+
+        monkeypatch.setattr(_cuda, "_SSSP_OPTIONS", (f"-DSQ_CAP={block_queue}",))
+    rng = np.random.default_rng(3)
+    rows, cols = 12, 400
+    ids = np.arange(rows * cols).reshape(rows, cols)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    w = rng.integers(1, 5, src.size).astype(np.float64)
+    g = Graph.from_edges(rows * cols, src, dst, w, directed=False)
+    sources = ids[:, 200]
+    for unit in (True, False):
+        weights = np.ones_like(g.weights) if unit else g.weights
+        ref = boundary_sssp(g.indptr, g.indices, weights, sources, unit_weights=unit)
+        got = boundary_sssp(cp.asarray(g.indptr), cp.asarray(g.indices), cp.asarray(weights), cp.asarray(sources),
+                            unit_weights=unit)
+        np.testing.assert_array_equal(got.get(), ref)
+
+
+# ----------------------------------------------------------------- build
+@pytest.mark.parametrize("c", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_build_component_matrix_matches_host(c, dtype):
+    rng = np.random.default_rng(c)
+    n = c + 50
+    g = _graph(rng, n, weighted=True, zero_weights=True)
+    vertices = rng.permutation(n)[:c]
+    for nb in sorted({0, c // 3, c}):
+        rows = _operand(rng, (nb, n), dtype)
+        ref = build_component_matrix(g.indptr, g.indices, g.weights, vertices, nb, rows)
+        got = build_component_matrix(*_device_csr(g), cp.asarray(vertices), nb, cp.asarray(rows))
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.get(), ref)
+
+
+def test_build_component_matrix_other_dtype_and_int64():
+    rng = np.random.default_rng(2)
+    n, c, nb = 400, 129, 40
+    g = _graph(rng, n, weighted=True)
+    vertices = rng.permutation(n)[:c]
+    rows = _operand(rng, (nb, n), np.float64)
+    ref = build_component_matrix(g.indptr, g.indices, g.weights, vertices, nb, rows, dtype=np.float32)
+    got = build_component_matrix(*_device_csr(g, np.int64), cp.asarray(vertices), nb, cp.asarray(rows),
+                                 dtype=np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.get(), ref)
+
+
+# -------------------------------------------------------- Floyd-Warshall
+@pytest.mark.parametrize("c", sorted(SIZES + [63, 64, 65]))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_floyd_warshall_matches_host(c, dtype):
+    rng = np.random.default_rng(c + 1)
+    d = _matrix(rng, c, dtype, density=min(1.0, 4.0 / max(c, 1)))
+    ref = blocked_floyd_warshall(d.copy())
+    got = cp.asarray(d)
+    assert blocked_floyd_warshall(got) is got
+    np.testing.assert_array_equal(got.get(), ref)
+
+
+def test_floyd_warshall_on_a_view():
+    rng = np.random.default_rng(9)
+    c = 200
+    d = _matrix(rng, c, np.float32, density=0.02)
+    ref = blocked_floyd_warshall(d.copy())
+    big = cp.full((c + 3, c + 5), -1, dtype=np.float32)
+    view = big[1 : c + 1, 2 : c + 2]
+    view[...] = cp.asarray(d)
+    blocked_floyd_warshall(view)
+    np.testing.assert_array_equal(view.get(), ref)
+    assert (big[0] == -1).all() and (big[:, :2] == -1).all() and (big[:, c + 2 :] == -1).all()
+
+
+# -------------------------------------------------------------- min-plus
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (31, 33, 32), (33, 31, 127), (64, 64, 64), (129, 65, 1000),
+                                   (1000, 100, 129), (127, 16, 33), (5, 0, 7)])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_min_plus_matches_host(m, k, n, dtype, accumulate):
+    rng = np.random.default_rng(m * 7 + k * 3 + n)
+    a, b = _operand(rng, (m, k), dtype), _operand(rng, (k, n), dtype)
+    init = _operand(rng, (m, n), dtype)
+    ref = min_plus(a, b, out=init.copy(), accumulate=accumulate)
+    out = cp.asarray(init)
+    min_plus(cp.asarray(a), cp.asarray(b), out=out, accumulate=accumulate)
+    np.testing.assert_array_equal(out.get(), ref)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_min_plus_strided_views(dtype, accumulate):
+    """``out`` as rows and a column slice of a row block; ``a`` a column slice; ``b`` transposed."""
+    rng = np.random.default_rng(4)
+    m, k, n = 70, 45, 150
+    a_big = _operand(rng, (m, k + 7), dtype)
+    bt = _operand(rng, (n, k), dtype)  # b = bt.T has non-unit row stride: copied
+    block = _operand(rng, (m + 10, n + 21), dtype)
+    a, b = a_big[:, 3 : 3 + k], bt.T
+    ref_block = block.copy()
+    min_plus(a, b, out=ref_block[10:, 5 : 5 + n], accumulate=accumulate)
+    got_block = cp.asarray(block)
+    out = got_block[10:, 5 : 5 + n]
+    min_plus(cp.asarray(a_big)[:, 3 : 3 + k], cp.asarray(bt).T, out=out, accumulate=accumulate)
+    np.testing.assert_array_equal(got_block.get(), ref_block)
+
+
+def test_min_plus_zero_inner_dimension():
+    out = cp.zeros((3, 4))
+    min_plus(cp.zeros((3, 0)), cp.zeros((0, 4)), out=out)
+    assert bool(cp.isinf(out).all())
+    out[...] = 2
+    min_plus(cp.zeros((3, 0)), cp.zeros((0, 4)), out=out, accumulate=True)
+    assert bool((out == 2).all())
