@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import PartitionError
 from .base import Partition, boundary_mask, make_partition
 from .kahip import KAHIP_MODES, kahip
+from .kaminpar import kaminpar
 from .metis import metis
 
 __all__ = ["PARTITIONERS", "Partition", "partition_graph", "boundary_mask", "make_partition",
@@ -26,6 +27,7 @@ DEFAULT_IMBALANCE = 0.03
 
 PARTITIONERS = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
 PARTITIONERS.update({f"kahip-{mode}": partial(kahip, mode=mode) for mode in KAHIP_MODES})
+PARTITIONERS["kaminpar"] = kaminpar
 
 
 def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DEFAULT_SEED,
