@@ -97,7 +97,7 @@ def main(argv=None) -> int:
         if debug:
             raise
         # Every rank sees the failure (run_phase); rank 0 alone reports it.
-        if comm is None or comm.rank == 0:
+        if (comm is None and os.environ.get("SLURM_PROCID", "0") == "0") or (comm is not None and comm.rank == 0):
             print(f"fastapsp: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # a bug: say where, and make sure no rank is left waiting

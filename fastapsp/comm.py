@@ -64,10 +64,13 @@ def launched_under_mpi() -> bool:
         return False
     if os.environ.get("FASTAPSP_MPI", "").lower() in ("1", "yes", "on"):
         return True
-    if any(v in os.environ for v in _LAUNCHER_VARS):
-        return True
-    # srun without an MPI plugin sets only SLURM variables; several tasks still need MPI.
-    return int(os.environ.get("SLURM_NTASKS", "1") or 1) > 1 and "SLURM_PROCID" in os.environ
+    return any(v in os.environ for v in _LAUNCHER_VARS)
+
+
+def _srun_without_pmi() -> int:
+    """Task count of an srun step that gave its tasks no MPI process manager (0 otherwise)."""
+    tasks = int(os.environ.get("SLURM_STEP_NUM_TASKS", "1") or 1)
+    return tasks if tasks > 1 and "SLURM_PROCID" in os.environ and not launched_under_mpi() else 0
 
 
 def get_comm():
@@ -81,6 +84,12 @@ def get_comm():
     BackendError
         When a launcher started the process but mpi4py cannot load an MPI library.
     """
+    if _srun_without_pmi() and os.environ.get("FASTAPSP_MPI", "").lower() not in ("0", "no", "off"):
+        # Each task would run alone and compute everything: refuse instead of wasting N-1 nodes.
+        raise BackendError(
+            f"srun started {_srun_without_pmi()} tasks without an MPI plugin, so they cannot talk; "
+            "use srun --mpi=pmi2 (or --mpi=pmix), or mpiexec inside the allocation"
+        )
     if not launched_under_mpi():
         return SerialComm()
     try:

@@ -5,6 +5,7 @@ SSSP -> build -> Floyd-Warshall -> extract -> min-plus -> assemble -> host -> si
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import time
 from contextlib import contextmanager
@@ -321,8 +322,8 @@ def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:
         "directed": graph.directed,
         "k": partition.k,
         "partitioner": partition.method,
-        "seed": partition.seed,
-        "imbalance_allowed": partition.imbalance,
+        "seed": partition.seed if partition.seed >= 0 else None,  # -1: labels loaded without their history
+        "imbalance_allowed": partition.imbalance if math.isfinite(partition.imbalance) else None,
         "edge_cut": metrics["edge_cut"],
         "boundary_vertices": metrics["boundary_vertices"],
         "boundary_ratio": metrics["boundary_ratio"],

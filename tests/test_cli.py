@@ -136,3 +136,27 @@ def test_partition_file_for_another_graph(tmp_path):
     other = tmp_path / "other.mtx"
     other.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n2 1\n4 3\n")
     assert_clean_failure(run_cli("solve", other, "--partition-file", pfile), "p.npz", "another graph")
+
+
+def test_srun_without_mpi_plugin_is_refused(tmp_path, monkeypatch):
+    from fastapsp.comm import get_comm
+    from fastapsp.errors import BackendError
+
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_RANK", "FASTAPSP_MPI"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "4")
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    with pytest.raises(BackendError, match="--mpi=pmi2"):
+        get_comm()
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "1")
+    assert get_comm().size == 1
+
+
+def test_plain_label_partition_file_gives_strict_json(tmp_path):
+    labels = tmp_path / "parts.npy"
+    assert run_cli("partition", MINNESOTA, "-k", 3, "--output", labels).returncode == 0
+    report = tmp_path / "r.json"
+    proc = run_cli("solve", MINNESOTA, "--partition-file", labels, "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert data["k"] == 3 and data["seed"] is None and data["imbalance_allowed"] is None
