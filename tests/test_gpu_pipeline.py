@@ -1,0 +1,60 @@
+"""The whole pipeline on the GPU gives exactly the NumPy result (integer weights)."""
+
+import numpy as np
+import pytest
+from scipy.sparse.csgraph import shortest_path
+
+import fastapsp
+from cli_util import DATA, run_cli
+from fastapsp.backend import gpu_count
+from fastapsp.graph import Graph
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(gpu_count() == 0, reason="no CUDA GPU visible")]
+
+
+def random_graph(seed, n, m, *, directed, zero=False):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    if n > 3:  # vertices of the last third reach only each other: unreachable pairs
+        tail = src >= 2 * n // 3
+        dst[tail] = rng.integers(2 * n // 3, n, int(tail.sum()))
+    w = rng.integers(0 if zero else 1, 10, m).astype(float)
+    return Graph.from_edges(n, src, dst, w, directed=directed)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("k", [1, 3, 8])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_solve_equals_numpy(directed, k, dtype):
+    graph = random_graph(k, 700, 2500, directed=directed, zero=True)
+    gpu = fastapsp.solve(graph, k=k, backend="cupy", dtype=dtype)
+    cpu = fastapsp.solve(graph, k=k, backend="numpy", dtype=dtype)
+    np.testing.assert_array_equal(gpu, cpu)
+    np.testing.assert_array_equal(gpu, shortest_path(graph.to_scipy(), method="D").astype(dtype))
+
+
+def test_gpu_unit_weights_road_graph():
+    graph = fastapsp.read_graph(DATA / "minnesota.mtx.gz")
+    gpu = fastapsp.solve(graph, k=8, backend="cupy", dtype="float32")
+    np.testing.assert_array_equal(gpu, shortest_path(graph.to_scipy(), method="D").astype(np.float32))
+
+
+def test_gpu_column_chunks():
+    from fastapsp.partition import partition_graph
+    from fastapsp.pipeline import run_components
+    from fastapsp.sink import MemorySink
+
+    graph = random_graph(11, 500, 1800, directed=True)
+    part = partition_graph(graph, 4)
+    sink = MemorySink(graph.n, np.float32)
+    run_components(graph, part, range(4), backend="cupy", sink=sink, dtype=np.float32, block_bytes=20_000)
+    np.testing.assert_array_equal(sink.result, shortest_path(graph.to_scipy(), method="D").astype(np.float32))
+
+
+def test_gpu_cli_writes_the_numpy_file(tmp_path):
+    outs = {}
+    for backend in ("numpy", "cupy"):
+        outs[backend] = tmp_path / f"{backend}.npy"
+        proc = run_cli("solve", DATA / "minnesota.mtx.gz", "-k", 6, "--backend", backend, "--output", outs[backend])
+        assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(outs["cupy"]), np.load(outs["numpy"]))
