@@ -19,6 +19,7 @@ __all__ = [
     "build_component_matrix_cuda",
     "blocked_floyd_warshall_cuda",
     "min_plus_cuda",
+    "assemble_row_block_cuda",
 ]
 
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
@@ -135,6 +136,28 @@ def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, 
         kernel((c,), (_THREADS,), (indptr, indices, weights, vertices, local, rows, np.int64(ld),
                                    np.int32(n_boundary), np.int32(gather), np.int32(c), matrix))
     return matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
+
+
+def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start):
+    """Boundary rows by a strided copy, interior in-component columns by ``assemble.cu``."""
+    import cupy as cp
+
+    c, width = block.shape
+    block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
+    interior = c - n_boundary
+    unit_rows = width <= 1 or block.strides[1] == block.itemsize
+    if interior == 0:
+        return block
+    if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == block.dtype and interior <= _MAX_GRID_Y):
+        inside = (vertices >= column_start) & (vertices < column_start + width)
+        block[n_boundary:, vertices[inside] - column_start] = matrix[n_boundary:][:, inside]
+        return block
+    ld = block.strides[0] // block.itemsize if c > 1 else width
+    kernel = get_kernel("assemble.cu", "assemble_interior", block.dtype)
+    kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
+           (matrix, np.int32(c), np.int32(n_boundary), cp.ascontiguousarray(vertices, dtype=cp.int64),
+            np.int64(column_start), np.int64(width), block, np.int64(ld)))
+    return block
 
 
 # ------------------------------------------------------------ boundary SSSP

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import array_module
 
 __all__ = ["assemble_row_block"]
@@ -54,6 +56,10 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
     vertices = xp.asarray(vertices)
     if vertices.shape != (c,):
         raise ValueError(f"vertices: expected {c} ids, found shape {vertices.shape}")
+    if xp is not np:
+        from ._cuda import assemble_row_block_cuda
+
+        return assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start)
     block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
     inside = (vertices >= column_start) & (vertices < column_start + width)
     if width == boundary_rows.shape[1]:
