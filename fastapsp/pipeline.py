@@ -88,11 +88,12 @@ class StageTimer:
         self.seconds = dict.fromkeys(STAGES, 0.0)
 
     @contextmanager
-    def __call__(self, name: str):
+    def __call__(self, name: str, *, sync: bool = True):
         start = time.perf_counter()
         yield
-        if self.xp is not np:
-            self.xp.cuda.Device().synchronize()
+        if sync and self.xp is not np:
+            # The compute stream only: copies to the host run on their own stream.
+            self.xp.cuda.get_current_stream().synchronize()
         self.seconds[name] += time.perf_counter() - start
 
 
@@ -147,8 +148,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     dtype = np.dtype(dtype)
     indptr, indices, weights = device_csr(graph, xp)
     timer = StageTimer(xp)
-    staging = _Staging(xp, dtype)
     components = [p for p in components if partition.sizes[p] > 0]
+    writer = _HostWriter(xp, sink, dtype)
     for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
         sources = np.concatenate([partition.component(p)[0][: partition.component(p)[1]] for p in group])
         with timer("sssp"):
@@ -160,14 +161,15 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             rows_b = all_rows[first : first + nb]
             first += nb
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
-                       tile=tile, block_bytes=block_bytes, timer=timer, staging=staging)
+                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer)
         del all_rows
+    writer.close(timer)
     if xp is not np:
         xp.get_default_memory_pool().free_all_blocks()
     return timer.seconds
 
 
-def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, staging):
+def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer):
     """Stages 2-6 of one component, its boundary rows already computed."""
     indptr, indices, weights = csr
     n, c = graph.n, vertices_host.size
@@ -187,29 +189,71 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         with timer("assemble"):
             assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start)
         if sink.needs_host:
-            with timer("host_copy"):
-                host = staging.to_host(block)
-            with timer("write"):
-                sink.write(vertices_host, start, host)
+            writer.put(vertices_host, start, block, timer)
         del block
 
 
-class _Staging:
-    """One copy of a device block into pinned host memory, reused from block to block."""
+class _HostWriter:
+    """Brings device blocks to the sink while the GPU goes on with the next block.
 
-    def __init__(self, xp, dtype) -> None:
-        self.xp, self.dtype, self.buffer = xp, dtype, None
+    Two pinned host buffers: a block is copied into a free one on a copy stream,
+    and a background thread waits for that copy and hands the buffer to the sink.
+    The device block is kept alive until its copy is done.  On the host path the
+    block goes to the sink directly.
+    """
 
-    def to_host(self, block):
+    def __init__(self, xp, sink, dtype) -> None:
+        self.xp, self.sink, self.dtype = xp, sink, dtype
+        self.slots: list = []
+        if xp is not np and sink.needs_host:
+            import cupyx
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.stream = xp.cuda.Stream(non_blocking=True)
+            self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastapsp-d2h")
+            self.empty_pinned = cupyx.empty_pinned
+            self.slots = [{"buffer": None, "pending": None} for _ in range(2)]
+            self.turn = 0
+
+    def put(self, vertices_host, start, block, timer) -> None:
         if self.xp is np:
-            return block
-        import cupyx
+            with timer("write"):
+                self.sink.write(vertices_host, start, block)
+            return
+        slot = self.slots[self.turn]
+        self.turn = 1 - self.turn
+        with timer("write", sync=False):  # waiting for the host side to free this buffer
+            self._finish(slot)
+        with timer("host_copy", sync=False):
+            if slot["buffer"] is None or slot["buffer"].size < block.size:
+                slot["buffer"] = None
+                slot["buffer"] = self.empty_pinned((block.size,), dtype=self.dtype)
+            host = slot["buffer"][: block.size].reshape(block.shape)
+            ready = self.xp.cuda.Event()
+            self.stream.wait_event(self.xp.cuda.get_current_stream().record())
+            with self.stream:
+                block.get(out=host, stream=self.stream, blocking=False)
+                ready.record(self.stream)
 
-        if self.buffer is None or self.buffer.size < block.size:
-            self.buffer = cupyx.empty_pinned((block.size,), dtype=self.dtype)
-        host = self.buffer[: block.size].reshape(block.shape)
-        block.get(out=host)
-        return host
+        def deliver():
+            ready.synchronize()
+            self.sink.write(vertices_host, start, host)
+
+        slot["pending"] = (self.thread.submit(deliver), block)
+
+    @staticmethod
+    def _finish(slot) -> None:
+        if slot["pending"] is not None:
+            future, _block = slot["pending"]
+            slot["pending"] = None
+            future.result()
+
+    def close(self, timer) -> None:
+        with timer("write", sync=False):
+            for slot in self.slots:
+                self._finish(slot)
+        if self.slots:
+            self.thread.shutdown()
 
 
 def _sssp_groups(partition, components, n: int, itemsize: int, xp) -> list[list[int]]:

@@ -14,6 +14,33 @@ from .comm import run_phase
 
 __all__ = ["NullSink", "MemorySink", "NpySink", "make_sink"]
 
+_POOL = None
+_ROWS_PER_TASK = 64
+
+
+def _scatter_rows(dest, vertices, column_start, block) -> None:
+    """``dest[vertices, start:start + w] = block``, rows split over a few threads.
+
+    The copy is bound by memory and, on a fresh array, by page faults; NumPy
+    releases the GIL while it copies, so threads overlap both.
+    """
+    global _POOL
+    rows, width = block.shape
+    cols = slice(column_start, column_start + width)
+    if rows < 2 * _ROWS_PER_TASK:
+        dest[vertices, cols] = block
+        return
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 1), thread_name_prefix="fastapsp-sink")
+
+    def part(r0):
+        dest[vertices[r0 : r0 + _ROWS_PER_TASK], cols] = block[r0 : r0 + _ROWS_PER_TASK]
+
+    for future in [_POOL.submit(part, r0) for r0 in range(0, rows, _ROWS_PER_TASK)]:
+        future.result()
+
 
 class NullSink:
     """Discards every block; the GPU path does not even copy them to the host."""
@@ -47,7 +74,7 @@ class MemorySink:
         self.rows_written = np.zeros(n, dtype=bool)
 
     def write(self, vertices, column_start, block) -> None:
-        self.result[vertices, column_start : column_start + block.shape[1]] = block
+        _scatter_rows(self.result, vertices, column_start, block)
         self.rows_written[vertices] = True
 
     def commit(self) -> None:
@@ -93,7 +120,7 @@ class NpySink:
         return np.memmap(self.tmp, mode="r+", dtype=self.dtype, offset=offset, shape=(self.n, self.n))
 
     def write(self, vertices, column_start, block) -> None:
-        self.array[vertices, column_start : column_start + block.shape[1]] = block
+        _scatter_rows(self.array, vertices, column_start, block)
 
     def commit(self) -> None:
         """Flush on every rank, then rename on rank 0 (collective)."""

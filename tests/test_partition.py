@@ -22,7 +22,8 @@ from fastapsp.partition import (PARTITIONERS, boundary_mask, load_partition, mak
 
 def needs_library(name):
     """Skip when the library behind partitioner ``name`` is not installed."""
-    pytest.importorskip("kahip" if name.startswith("kahip") else "pymetis")
+    module = "kahip" if name.startswith("kahip") else "kaminpar" if name == "kaminpar" else "pymetis"
+    pytest.importorskip(module)
 
 
 # ------------------------------------------------------------------ test graphs
