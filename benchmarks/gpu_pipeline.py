@@ -140,7 +140,8 @@ def main(argv=None):
         summary.setdefault(key, []).append(r["total_seconds"])
     summary = {key: {"mean_total_seconds": round(float(np.mean(v)), 3), "runs": v} for key, v in summary.items()}
     write_result({"benchmark": "gpu_pipeline", "summary": summary, "commit": meta["commit"], "metadata": meta},
-                 folder=f"benchmarks/results/{args.tag}", name=f"summary-r{args.ranks}")
+                 folder=f"benchmarks/results/{args.tag}",
+                 name=f"summary-{'+'.join(spec.split('=', 1)[0] for spec in args.graph)}-r{args.ranks}")
     for key, value in summary.items():
         print(f"mean {key}: {value['mean_total_seconds']:.2f} s over {len(value['runs'])} runs")
 
