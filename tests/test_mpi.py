@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from cli_util import DATA, find_mpiexec, run_cli
+from test_cli import BAD_INPUTS
 
 pytestmark = [
     pytest.mark.mpi,
@@ -40,13 +41,10 @@ def test_more_ranks_than_components(tmp_path, serial_result):
     np.testing.assert_array_equal(np.load(small), serial_result)
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 3 -4\n", "line 4"),
-    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 9\n", "line 3"),
-    ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "array"),
-])
-def test_bad_input_under_mpi_fails_once_without_hanging(tmp_path, text, fragment):
-    path = tmp_path / "bad.mtx"
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_under_mpi_fails_once_without_hanging(tmp_path, name):
+    text, fragment = BAD_INPUTS[name]
+    path = tmp_path / name
     path.write_text(text)
     out = tmp_path / "d.npy"
     proc = run_cli("solve", path, "-k", 1, "--output", out, ranks=2, timeout=120)

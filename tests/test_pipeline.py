@@ -156,3 +156,19 @@ def test_sssp_groups_respect_the_budget(monkeypatch):
     sink = MemorySink(graph.n, np.float64)
     run_components(graph, part, range(6), sink=sink, dtype=np.float64, block_bytes=10**6)
     np.testing.assert_array_equal(sink.result, reference(graph))
+
+
+def test_npy_sink_past_2_gib(tmp_path):
+    # 24,000^2 float32 = 2.3 GB: the file is sparse on disk; only a few rows are written.
+    from fastapsp.sink import NpySink
+
+    n, path = 24_000, tmp_path / "big.npy"
+    sink = NpySink(str(path), n, np.float32, comm=SerialComm())
+    rows = np.array([0, 11_999, n - 1])
+    block = np.arange(3 * 50, dtype=np.float32).reshape(3, 50)
+    sink.write(rows, n - 50, block)
+    sink.commit()
+    result = np.load(path, mmap_mode="r")
+    assert result.shape == (n, n) and result.dtype == np.float32 and path.stat().st_size > 2**31
+    np.testing.assert_array_equal(result[rows, n - 50 :], block)
+    assert not list(tmp_path.glob("*.tmp*"))
