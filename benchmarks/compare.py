@@ -1,6 +1,7 @@
 """Compare graph partitioners by what they do to FastAPSP (thesis Tables 5.2-5.5).
 
     python benchmarks/compare.py EXPERIMENT.yaml [--out FOLDER] [--force]
+                                 [--partition-only | --require-partitions]
 
 For every (graph, k, partitioner) of the experiment: partition once (the
 partition is saved under ``FOLDER/partitions/`` and reused on a rerun), record
@@ -42,6 +43,18 @@ configuration, so an interrupted run loses at most the one in progress.
 ``--force`` recomputes everything, partitions included.  Failed
 configurations are recorded (status ``error``) and retried on the next run;
 the exit status is 1 when any configuration failed.
+
+Partitioning on one machine, solving on another (``--partition-only``): for
+every configuration, compute (or reuse) and save the partition and record its
+quality and partitioning seconds, without solving and without touching the
+backend (status ``partitioned``; a rerun skips those whose partition file is
+still there).  A later normal run over the same FOLDER -- on the GPU machine,
+say -- reuses every saved partition and records the partitioning seconds
+stored in its file, so those were measured on the machine that partitioned
+(``partition_metadata`` of each result; report.md says so when it differs from
+the machine that solved).  ``--require-partitions`` makes sure of it: a
+configuration whose saved partition is missing or unusable fails instead of
+being partitioned.
 
 Warm-up, untimed: a tiny graph through every stage once per process (CUDA
 kernels compiled, first-call costs paid), each partitioner once on a tiny
@@ -95,7 +108,8 @@ CSV_FIELDS = ("graph", "n", "m", "k", "partitioner", "status", "edge_cut", "boun
               "boundary_max_per_part", "boundary_ratio", "imbalance", "partition_seconds", "solve_seconds",
               "total_seconds", *(f"stage_{s}" for s in STAGES), "exact", "max_abs_error", "checked_rows",
               "backend", "dtype", "output", "repetitions", "seed", "imbalance_allowed", "partition_reused",
-              "finished", "device", "commit", "error")
+              "finished", "device", "commit", "partition_device", "partition_host", "error")
+PARTITIONED = "partitioned"  # status of a --partition-only result: partition saved and measured, not solved
 
 
 class ExperimentError(ValueError):
@@ -346,18 +360,31 @@ def _warm_up_partitioner(name: str) -> None:
     _WARM.add(("partitioner", name))
 
 
-def _partition(cfg: Config, data: GraphData, exp: Experiment, folder: Path, force: bool):
-    """The configuration's partition: loaded from its file when there is one, else computed and saved."""
-    path = folder / "partitions" / f"{cfg.graph.name}-k{cfg.k}-{cfg.partitioner}-seed{exp.seed}-eps{exp.imbalance:g}.npz"
+def partition_path(cfg: Config, exp: Experiment, folder: Path) -> Path:
+    return folder / "partitions" / f"{cfg.graph.name}-k{cfg.k}-{cfg.partitioner}-seed{exp.seed}-eps{exp.imbalance:g}.npz"
+
+
+def _partition(cfg: Config, data: GraphData, exp: Experiment, folder: Path, force: bool,
+               require: bool = False):
+    """The configuration's partition: loaded from its file when there is one, else computed and saved
+    (with ``require``, a missing or unusable file is a PartitionError instead)."""
+    path = partition_path(cfg, exp, folder)
+    problem = f"no saved partition {path}"
     if path.exists() and not force:
         try:
             part = load_partition(path, data.graph, cfg.k)
         except PartitionError as exc:  # another graph under this name, or a damaged file
-            print(f"compare.py: warning: {exc}; partitioning again", file=sys.stderr)
+            problem = str(exc)
+            if not require:
+                print(f"compare.py: warning: {exc}; partitioning again", file=sys.stderr)
         else:
             if (part.method == cfg.partitioner and part.seed == exp.seed
                     and math.isclose(part.imbalance, exp.imbalance)):
                 return part, path, True
+            problem = (f"{path} holds a {part.method} partition with seed {part.seed}, imbalance "
+                       f"{part.imbalance:g}")
+    if require:
+        raise PartitionError(f"{problem} (--require-partitions: run with --partition-only first)")
     path.parent.mkdir(parents=True, exist_ok=True)
     _warm_up_partitioner(cfg.partitioner)
     part = partition_graph(data.graph, cfg.k, cfg.partitioner, seed=exp.seed, imbalance=exp.imbalance)
@@ -380,14 +407,49 @@ def _compare_rows(computed: np.ndarray, reference: np.ndarray, integer: bool) ->
     return bool(np.allclose(computed[finite], reference[finite], rtol=RTOL, atol=0.0)), error
 
 
+def partition_fields(cfg: Config, data: GraphData, part, part_path: Path, reused: bool, folder: Path) -> dict:
+    """What a result says about the graph and the partition (no solve)."""
+    graph = data.graph
+    metrics = part.metrics()
+    per_part = part.boundary_per_part
+    return {
+        "graph": cfg.graph.name,
+        "path": cfg.graph.given,
+        "n": graph.n,
+        "m": graph.num_edges,
+        "arcs": graph.m,
+        "directed": graph.directed,
+        "integer_weights": data.integer_weights,
+        "k": cfg.k,
+        "partitioner": cfg.partitioner,
+        "seed": part.seed,
+        "imbalance_allowed": part.imbalance,
+        "edge_cut": metrics["edge_cut"],
+        "boundary_vertices": metrics["boundary_vertices"],
+        "boundary_max_per_part": int(per_part.max()) if per_part.size else 0,
+        "boundary_ratio": metrics["boundary_ratio"],
+        "interior_vertices": graph.n - metrics["boundary_vertices"],
+        "largest_part": metrics["largest_part"],
+        "imbalance": metrics["imbalance"],
+        "partition_seconds": part.seconds,
+        "partition_file": str(part_path.relative_to(folder)),
+        "partition_reused": reused,
+    }
+
+
+def partition_configuration(cfg: Config, data: GraphData, exp: Experiment, folder: Path, force: bool) -> dict:
+    """Partition (or reuse the saved partition) and measure it, without solving (--partition-only)."""
+    part, part_path, reused = _partition(cfg, data, exp, folder, force)
+    return partition_fields(cfg, data, part, part_path, reused, folder)
+
+
 def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: str, folder: Path,
-                      force: bool) -> dict:
+                      force: bool, require: bool = False) -> dict:
     """Partition (or reuse the partition), solve ``repetitions`` times, check sampled rows."""
     from fastapsp.sink import MemorySink, NullSink
 
     graph = data.graph
-    part, part_path, reused = _partition(cfg, data, exp, folder, force)
-    metrics = part.metrics()
+    part, part_path, reused = _partition(cfg, data, exp, folder, force, require)
     xp = np
     if backend == "cupy":
         import cupy as xp
@@ -429,29 +491,8 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
         exact, error = _compare_rows(rows, data.reference, data.integer_weights)
     del sink
 
-    per_part = part.boundary_per_part
     return {
-        "graph": cfg.graph.name,
-        "path": cfg.graph.given,
-        "n": graph.n,
-        "m": graph.num_edges,
-        "arcs": graph.m,
-        "directed": graph.directed,
-        "integer_weights": data.integer_weights,
-        "k": cfg.k,
-        "partitioner": cfg.partitioner,
-        "seed": part.seed,
-        "imbalance_allowed": part.imbalance,
-        "edge_cut": metrics["edge_cut"],
-        "boundary_vertices": metrics["boundary_vertices"],
-        "boundary_max_per_part": int(per_part.max()) if per_part.size else 0,
-        "boundary_ratio": metrics["boundary_ratio"],
-        "interior_vertices": graph.n - metrics["boundary_vertices"],
-        "largest_part": metrics["largest_part"],
-        "imbalance": metrics["imbalance"],
-        "partition_seconds": part.seconds,
-        "partition_file": str(part_path.relative_to(folder)),
-        "partition_reused": reused,
+        **partition_fields(cfg, data, part, part_path, reused, folder),
         "backend": backend,
         "stages": stages,
         "solve_seconds": solve,
@@ -483,6 +524,15 @@ def is_done(record: dict | None, settings: dict) -> bool:
     return bool(record) and record.get("status") == "ok" and record.get("settings") == settings
 
 
+def is_partitioned(record: dict | None, settings: dict, folder: Path) -> bool:
+    """A result (solved or --partition-only) whose partition, made with these seed and imbalance, is saved."""
+    if not record or record.get("status") not in ("ok", PARTITIONED) or not record.get("partition_file"):
+        return False
+    old = record.get("settings") or {}
+    return (all(old.get(key) == settings[key] for key in ("seed", "imbalance"))
+            and (folder / record["partition_file"]).is_file())
+
+
 def write_csv(path: Path, records: list[dict]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", newline="") as fh:
@@ -494,6 +544,8 @@ def write_csv(path: Path, records: list[dict]) -> None:
                 row[f"stage_{s}"] = (r.get("stages") or {}).get(s)
             meta = r.get("metadata") or {}
             row["device"], row["commit"] = meta.get("device"), meta.get("commit")
+            pmeta = r.get("partition_metadata") or {}
+            row["partition_device"], row["partition_host"] = pmeta.get("device"), pmeta.get("hostname")
             row["backend"] = r.get("backend")
             row.update({key: r.get("settings", {}).get(key) for key in ("dtype", "output", "repetitions")})
             writer.writerow({key: ("" if row.get(key) is None else row.get(key)) for key in CSV_FIELDS})
@@ -535,6 +587,33 @@ def _exact_cell(r: dict) -> str:
     return f"**NO** (max error {'inf' if err is None else f'{err:.3g}'})"
 
 
+def _machines_note(records: list[dict]) -> list[str]:
+    """Report lines saying where the partitions were made when that is not where the solves ran."""
+    def where(metas):
+        devices = sorted({m.get("device", "?") for m in metas})
+        hosts = sorted({m.get("hostname", "?") for m in metas})
+        dates = sorted(m.get("date", "") for m in metas)
+        return f"{', '.join(devices)} (host {', '.join(hosts)}), {dates[0]} to {dates[-1]}"
+
+    lines = []
+    ok = [r for r in records if r.get("status") == "ok" and r.get("metadata")]
+    elsewhere = [r for r in ok if r.get("partition_metadata")
+                 and r["partition_metadata"].get("hostname") != r["metadata"].get("hostname")]
+    if elsewhere:
+        lines += [f"**Two machines.** The partitions of {len(elsewhere)} of the {len(ok)} solved configurations "
+                  f"were computed beforehand with `--partition-only` on {where([r['partition_metadata'] for r in elsewhere])}"
+                  f", and reused, not recomputed, by the solve run: their *partition s* (and the partitioning "
+                  f"part of *total s*) were measured on that CPU machine, while *solve s* were measured on "
+                  f"{where([r['metadata'] for r in elsewhere])}.", ""]
+    pending = [r for r in records if r.get("status") == PARTITIONED]
+    if pending:
+        metas = [r.get("partition_metadata") or r.get("metadata") or {} for r in pending]
+        lines += [f"**Partitioned only.** {len(pending)} configuration(s) were partitioned with `--partition-only` "
+                  f"on {where(metas)} and are not solved yet: rerun without `--partition-only` (on the GPU "
+                  f"machine) over this folder to solve them with these partitions.", ""]
+    return lines
+
+
 def write_report(folder: Path, exp: Experiment, records: list[dict], plots: list[tuple[str, str]],
                  plot_note: str | None) -> None:
     ok = [r for r in records if r.get("status") == "ok"]
@@ -557,6 +636,7 @@ def write_report(folder: Path, exp: Experiment, records: list[dict], plots: list
         lines += [f"Ran on {', '.join(devices)} (host {', '.join(hosts)}), commit {', '.join(commits)}, "
                   f"{dates[0]} to {dates[-1]}.  "
                   f"Versions: {', '.join(f'{k} {v}' for k, v in versions.items() if v)}.", ""]
+    lines += _machines_note(records)
     lines += ["*solve s*: median seconds of the FastAPSP computation with the saved partition (without "
               "partitioning); *total s*: solve + partitioning seconds (with partitioning); *boundary*: "
               "boundary vertices in all parts (*max/part*: in the part with most); *ratio*: boundary / "
@@ -577,22 +657,23 @@ def write_report(folder: Path, exp: Experiment, records: list[dict], plots: list
     for r in records:
         by_graph.setdefault(r["graph"], []).append(r)
     for name, rows in by_graph.items():
-        first = next((r for r in rows if r.get("status") == "ok"), None)
+        first = next((r for r in rows if r.get("status") in ("ok", PARTITIONED)), None)
         size = f" (n = {first['n']:,}, m = {first['m']:,})" if first else ""
         lines += [f"## {name}{size}", "",
                   "| k | partitioner | cut | boundary | max/part | ratio | imbalance | partition s | solve s "
                   "| total s | exact |",
                   "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in rows:
-            if r.get("status") != "ok":
+            if r.get("status") not in ("ok", PARTITIONED):
                 error = str(r.get("error", "?")).replace("|", "\\|")
                 lines.append(f"| {r['k']} | {r['partitioner']} | | | | | | | | | error: {error} |")
                 continue
+            solved = r["status"] == "ok"
             lines.append(
                 f"| {r['k']} | {r['partitioner']} | {r['edge_cut']:,} | {r['boundary_vertices']:,} | "
                 f"{r['boundary_max_per_part']:,} | {r['boundary_ratio']:.4f} | {r['imbalance']:.3f} | "
-                f"{_fmt_s(r['partition_seconds'])} | {_fmt_s(r['solve_seconds'])} | {_fmt_s(r['total_seconds'])} | "
-                f"{_exact_cell(r)} |")
+                f"{_fmt_s(r['partition_seconds'])} | {_fmt_s(r.get('solve_seconds'))} | "
+                f"{_fmt_s(r.get('total_seconds'))} | {_exact_cell(r) if solved else 'not solved yet'} |")
         lines.append("")
 
     lines += ["## Plots", ""]
@@ -699,10 +780,17 @@ def write_plots(folder: Path, records: list[dict], partitioners: list[str]) -> t
 
 
 # ----------------------------------------------------------------------- main
-def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = False) -> int:
-    """Run every configuration not yet done; write results, report and plots. Returns the exit status."""
+def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = False,
+        partition_only: bool = False, require_partitions: bool = False) -> int:
+    """Run every configuration not yet done; write results, report and plots. Returns the exit status.
+
+    ``partition_only``: partition and measure, never solve (the backend is not even resolved);
+    ``require_partitions``: never partition, fail a configuration whose saved partition is unusable.
+    """
     from fastapsp.backend import resolve_backend
 
+    if partition_only and require_partitions:
+        raise ExperimentError("--partition-only and --require-partitions exclude each other")
     folder.mkdir(parents=True, exist_ok=True)
     if exp.source.resolve() != (folder / "experiment.yaml").resolve():
         shutil.copyfile(exp.source, folder / "experiment.yaml")
@@ -723,10 +811,14 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
         if not force and is_done(old, settings):
             print(f"{prefix} done (in results.json), skipped", file=sys.stderr, flush=True)
             continue
+        if partition_only and not force and is_partitioned(old, settings, folder):
+            print(f"{prefix} partitioned (in results.json), skipped", file=sys.stderr, flush=True)
+            continue
         try:
-            if backend is None:
-                backend = resolve_backend(exp.backend)
+            if run_meta is None:
                 run_meta = metadata()
+            if backend is None and not partition_only:
+                backend = resolve_backend(exp.backend)
             data = loaded.get(cfg.graph.name)
             if data is None:
                 # Drop the previous graph first: only one is held at a time.
@@ -738,14 +830,23 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
                 loaded[cfg.graph.name] = data
             if isinstance(data, BaseException):
                 raise data
-            record = run_configuration(cfg, data, exp, backend, folder, force)
-            record.update(status="ok")
-            exact = {None: "not checked", True: "exact", False: "NOT EXACT"}[record["exact"]]
-            print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} "
-                  f"(max {record['boundary_max_per_part']}/part) partition {record['partition_seconds']:.3g} s, "
-                  f"solve {record['solve_seconds']:.3g} s, {exact}", file=sys.stderr, flush=True)
-            if record["exact"] is False:
-                failed += 1
+            if partition_only:
+                record = partition_configuration(cfg, data, exp, folder, force)
+                record.update(status=PARTITIONED)
+                how = "reused" if record["partition_reused"] else "new"
+                print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} "
+                      f"(max {record['boundary_max_per_part']}/part) partition {record['partition_seconds']:.3g} s "
+                      f"({how}), not solved (--partition-only)", file=sys.stderr, flush=True)
+            else:
+                record = run_configuration(cfg, data, exp, backend, folder, force, require_partitions)
+                record.update(status="ok")
+                exact = {None: "not checked", True: "exact", False: "NOT EXACT"}[record["exact"]]
+                print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} "
+                      f"(max {record['boundary_max_per_part']}/part) partition {record['partition_seconds']:.3g} s"
+                      f"{' (saved)' if record['partition_reused'] else ''}, solve {record['solve_seconds']:.3g} s, "
+                      f"{exact}", file=sys.stderr, flush=True)
+                if record["exact"] is False:
+                    failed += 1
         except Exception as exc:  # recorded, reported, retried next time
             failed += 1
             message = " ".join(str(exc).split()) or type(exc).__name__
@@ -754,10 +855,19 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
             print(f"{prefix} FAILED: {record['error']}", file=sys.stderr, flush=True)
             if debug:
                 traceback.print_exc()
-        record = {"key": cfg.key, **record, "settings": settings,
-                  "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        record = {"key": cfg.key, **record, "settings": settings, "finished": finished}
         if run_meta is not None:
-            record["metadata"] = {**run_meta, "date": record["finished"]}
+            record["metadata"] = {**run_meta, "date": finished}
+        # Where the partition was made (and its seconds measured): here, or where it was made before.
+        if record.get("status") == "error" or record.get("partition_reused"):
+            carried = (old or {}).get("partition_metadata")
+            if carried is None and (old or {}).get("status") == "ok" and old.get("partition_reused") is False:
+                carried = old.get("metadata")
+            if carried is not None:
+                record["partition_metadata"] = carried
+        elif run_meta is not None:
+            record["partition_metadata"] = record["metadata"]
         if cfg.key in index:
             records[index[cfg.key]] = record
         else:
@@ -784,6 +894,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", help="result folder (default: benchmarks/results/<experiment name>)")
     parser.add_argument("--force", action="store_true", help="recompute every configuration and partition")
     parser.add_argument("--debug", action="store_true", help="print tracebacks of failed configurations")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--partition-only", action="store_true",
+                      help="compute, save and measure every partition, solve nothing (no GPU needed); a later "
+                           "normal run over the same --out reuses the partitions and their measured seconds")
+    only.add_argument("--require-partitions", action="store_true",
+                      help="never partition: a configuration without a usable saved partition fails "
+                           "(for the solve run after --partition-only)")
     args = parser.parse_args(argv)
     try:
         exp = load_experiment(args.experiment)
@@ -792,7 +909,8 @@ def main(argv=None) -> int:
         return 2
     folder = Path(args.out) if args.out else RESULTS / exp.name
     try:
-        return run(exp, folder, force=args.force, debug=args.debug)
+        return run(exp, folder, force=args.force, debug=args.debug, partition_only=args.partition_only,
+                   require_partitions=args.require_partitions)
     except ExperimentError as exc:
         print(f"compare.py: error: {exc}", file=sys.stderr)
         return 2
