@@ -175,3 +175,39 @@ def test_missing_graph_is_skipped_with_a_warning(tmp_path):
     assert "absent" in result.stderr and "not found" in result.stderr
     assert "[1/1] minnesota k=2 metis: cut=" in result.stderr
     assert "absent.mtx` not found" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_partition_only_then_solve_reuses_the_partitions(tmp_path):
+    """--partition-only saves and measures every partition without solving; the later solve run
+    (--require-partitions) reuses them and keeps their partitioning seconds."""
+    needs_libraries()
+    experiment = write_experiment(tmp_path, TINY)
+    out = tmp_path / "out"
+    first = run_compare(experiment, "--out", out, "--partition-only")
+    assert first.returncode == 0, first.stderr
+    assert "[1/2] minnesota k=4 metis: cut=" in first.stderr and "not solved (--partition-only)" in first.stderr
+    parted = json.loads((out / "results.json").read_text())
+    assert [r["status"] for r in parted] == ["partitioned", "partitioned"]
+    for r in parted:
+        assert (out / r["partition_file"]).is_file() and "solve_seconds" not in r
+        assert r["partition_seconds"] > 0 and r["partition_metadata"]["hostname"]
+    assert "not solved yet" in (out / "report.md").read_text()
+    again = run_compare(experiment, "--out", out, "--partition-only")
+    assert "[2/2] minnesota k=4 kahip-fast: partitioned (in results.json), skipped" in again.stderr
+    assert json.loads((out / "results.json").read_text()) == parted
+
+    solved = run_compare(experiment, "--out", out, "--require-partitions")
+    assert solved.returncode == 0, solved.stderr
+    assert "partition" in solved.stderr and "(saved), solve" in solved.stderr
+    after = json.loads((out / "results.json").read_text())
+    for before, r in zip(parted, after):
+        assert r["status"] == "ok" and r["exact"] is True and r["partition_reused"] is True
+        assert r["partition_seconds"] == before["partition_seconds"]  # measured by the partition run
+        assert r["partition_metadata"] == before["partition_metadata"]
+        assert r["edge_cut"] == before["edge_cut"] and r["partition_file"] == before["partition_file"]
+    assert "metadata" in after[0] and "not solved yet" not in (out / "report.md").read_text()
+
+    # Without a saved partition, --require-partitions fails rather than partitioning.
+    missing = run_compare(experiment, "--out", tmp_path / "other", "--require-partitions")
+    assert missing.returncode == 1 and "--require-partitions" in missing.stderr
+    assert not (tmp_path / "other" / "partitions").exists()
