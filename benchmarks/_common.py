@@ -104,7 +104,11 @@ def _commit() -> str:
 
     Like ``git describe --dirty``, untracked files do not count; neither do
     changes under ``benchmarks/results`` (results written by the run itself).
+    ``FASTAPSP_COMMIT`` overrides it, for copies of the tree without ``.git``
+    (the GPU machine).
     """
+    if os.environ.get("FASTAPSP_COMMIT"):
+        return os.environ["FASTAPSP_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
                               timeout=30, check=True).stdout.strip()
