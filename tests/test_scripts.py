@@ -260,3 +260,14 @@ def test_every_script_has_help():
         with pytest.raises(SystemExit) as stop:
             module.main(["--help"])
         assert stop.value.code == 0
+
+
+def test_comparison_runner_knows_the_generated_graphs():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_comparison", ROOT / "scripts" / "run_comparison.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    assert runner.needed_graphs(ROOT / "benchmarks" / "experiments" / "thesis.yaml") == [
+        "benchmarks/data/delaunay16r.mtx"]
+    assert runner.main(["no/such/experiment.yaml"]) == 2

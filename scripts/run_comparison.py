@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Run the partitioner comparison: make the generated graphs it needs, then ``benchmarks/compare.py``.
+
+The experiment files name generated graphs by path (``benchmarks/data/delaunay16r.mtx``);
+this runner writes any that are missing with the generators in ``scripts/`` and then
+hands every other argument to ``benchmarks/compare.py``, which is resumable::
+
+    python scripts/run_comparison.py                                   # the thesis experiment
+    python scripts/run_comparison.py benchmarks/experiments/ci_small.yaml
+    python scripts/run_comparison.py EXPERIMENT.yaml --partition-only  # partitions on a CPU machine first
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Generated instances: path as the experiment files write it -> generator command.
+GENERATED = {
+    "benchmarks/data/delaunay16r.mtx": ["scripts/make_delaunay.py", "--scale", "16", "--seed", "1"],
+    ".data/delaunay16r.mtx.gz": ["scripts/make_delaunay.py", "--scale", "16", "--seed", "1"],
+}
+
+
+def needed_graphs(experiment: Path) -> list[str]:
+    """Graph paths of the experiment that a generator here can make."""
+    import yaml
+
+    spec = yaml.safe_load(experiment.read_text()) or {}
+    paths = [g if isinstance(g, str) else g.get("path", "") for g in spec.get("graphs", [])]
+    return [p for p in paths if p in GENERATED]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("experiment", nargs="?", default="benchmarks/experiments/thesis.yaml")
+    args, rest = parser.parse_known_args(argv)
+    experiment = Path(args.experiment)
+    if not experiment.is_file():
+        print(f"run_comparison: {experiment}: no such experiment file", file=sys.stderr)
+        return 2
+    for path in needed_graphs(experiment):
+        target = REPO / path
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            print(f"run_comparison: generating {path}", file=sys.stderr)
+            subprocess.run([sys.executable, *GENERATED[path], "-o", str(target)], cwd=REPO, check=True)
+    return subprocess.run([sys.executable, "benchmarks/compare.py", str(experiment), *rest], cwd=REPO).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
