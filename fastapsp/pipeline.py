@@ -151,7 +151,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     components = [p for p in components if partition.sizes[p] > 0]
     writer = _HostWriter(xp, sink, dtype)
     for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
-        sources = np.concatenate([partition.component(p)[0][: partition.component(p)[1]] for p in group])
+        sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
         with timer("sssp"):
             all_rows = boundary_sssp(indptr, indices, weights, xp.asarray(sources), dtype=dtype,
                                      unit_weights=graph.unit_weights)
