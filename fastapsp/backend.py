@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import BackendError
 
-__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "to_host", "device_csr"]
+__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "gpu_name", "device_csr"]
 
 BACKENDS = ("auto", "numpy", "cupy")
 
@@ -61,11 +61,12 @@ def array_module(*arrays):
     return np
 
 
-def to_host(a) -> np.ndarray:
-    """A NumPy copy (or the array itself) of a NumPy or CuPy array."""
-    if type(a).__module__.startswith("cupy"):
-        return a.get()
-    return np.asarray(a)
+def gpu_name(device: int) -> str:
+    """Product name of CUDA device ``device`` (e.g. "NVIDIA H100 80GB HBM3")."""
+    import cupy
+
+    name = cupy.cuda.runtime.getDeviceProperties(device)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 def device_csr(graph, xp):

@@ -181,7 +181,7 @@ def _write_json(path, data) -> None:
 
 
 def _info(comm) -> int:
-    from .backend import gpu_count
+    from .backend import gpu_count, gpu_name
     from .comm import launched_under_mpi
 
     lines = [f"fastapsp {__version__}", f"python {sys.version.split()[0]}"]
@@ -199,9 +199,8 @@ def _info(comm) -> int:
         import cupy
 
         for d in range(count):
-            props = cupy.cuda.runtime.getDeviceProperties(d)
-            name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-            lines.append(f"  cuda:{d} {name}, {props['totalGlobalMem'] / 2**30:.1f} GiB")
+            memory = cupy.cuda.runtime.getDeviceProperties(d)["totalGlobalMem"]
+            lines.append(f"  cuda:{d} {gpu_name(d)}, {memory / 2**30:.1f} GiB")
     if comm.rank == 0:
         print("\n".join(lines))
     return 0

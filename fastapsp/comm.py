@@ -51,9 +51,6 @@ class SerialComm:
     def Abort(self, errorcode: int = 1):
         sys.exit(errorcode)
 
-    def local_rank(self) -> int:
-        return 0
-
     def __repr__(self) -> str:
         return "SerialComm(rank=0, size=1)"
 
@@ -119,13 +116,16 @@ def select_device(comm) -> int:
     """Make this rank use GPU ``local rank mod visible devices`` and return its id.
 
     With one visible device per task (SLURM ``--gpus-per-task=1``) that is device 0.
-    Collective: every rank of ``comm`` must call it.
+    Collective: every rank of ``comm`` must call it; a failure on one rank is
+    raised on all of them.
     """
+    return run_phase(comm, "selecting the GPU", _use_gpu, _local_rank(comm))
+
+
+def _use_gpu(local_rank: int) -> int:
     import cupy
 
-    local = _local_rank(comm)
-    count = cupy.cuda.runtime.getDeviceCount()
-    device = local % count
+    device = local_rank % cupy.cuda.runtime.getDeviceCount()
     cupy.cuda.Device(device).use()
     return device
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import device_csr, resolve_backend
-from .comm import _local_rank, max_over_ranks, run_phase
+from .backend import device_csr, gpu_name, resolve_backend
+from .comm import max_over_ranks, run_phase, select_device
 from .errors import ConfigError, PartitionError
 from .io import read_graph
 from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_partition, make_partition,
@@ -324,8 +324,8 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
     device = "cpu"
     if backend == "cupy":
-        local = _local_rank(comm)
-        device = run_phase(comm, "selecting the GPU", _use_gpu, local)
+        device_id = select_device(comm)
+        device = f"cuda:{device_id} {gpu_name(device_id)}"
     plan = schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
     sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm)
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
@@ -342,17 +342,6 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
     return report, sink
-
-
-def _use_gpu(local_rank: int) -> str:
-    import cupy
-
-    count = cupy.cuda.runtime.getDeviceCount()
-    device = local_rank % count
-    cupy.cuda.Device(device).use()
-    props = cupy.cuda.runtime.getDeviceProperties(device)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    return f"cuda:{device} {name}"
 
 
 def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:

@@ -172,3 +172,19 @@ def test_npy_sink_past_2_gib(tmp_path):
     assert result.shape == (n, n) and result.dtype == np.float32 and path.stat().st_size > 2**31
     np.testing.assert_array_equal(result[rows, n - 50 :], block)
     assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_select_device_and_gpu_name_with_a_stand_in_cupy(monkeypatch):
+    import sys
+    import types
+
+    from fastapsp.backend import gpu_name
+    from fastapsp.comm import select_device
+
+    used = []
+    runtime = types.SimpleNamespace(getDeviceCount=lambda: 2, getDeviceProperties=lambda d: {"name": b"Fake GPU"})
+    device = lambda d: types.SimpleNamespace(use=lambda: used.append(d))  # noqa: E731
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime,
+                                                                                                Device=device)))
+    assert select_device(SerialComm()) == 0 and used == [0]
+    assert gpu_name(1) == "Fake GPU"
