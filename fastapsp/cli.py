@@ -35,6 +35,7 @@ class _UsageError(Exception):
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from .cost import SSSP_METHODS
     from .io import FORMATS
     from .partition import PARTITIONERS
 
@@ -63,6 +64,9 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
                        help="reuse the partition saved in F, or save it there")
     solve.add_argument("--config", default=None, metavar="RUN.yaml", help="settings file; flags override it")
+    solve.add_argument("--sssp-method", dest="sssp_method", choices=SSSP_METHODS, default=None,
+                       help="where the boundary rows come from: frontier SSSP over the whole graph, or the "
+                            "boundary graph (dense, weight-blind); default auto: the cost model picks")
     solve.add_argument("--tile", type=int, default=None, help="Floyd-Warshall tile of the host path (default 64)")
     solve.add_argument("--block-mb", dest="block_mb", type=float, default=None,
                        help="cap on one row block in MiB (default: from free memory)")

@@ -15,6 +15,7 @@ import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend
 from .comm import max_over_ranks, run_phase, select_device
+from .cost import SSSP_METHODS, choose_method, predict
 from .errors import ConfigError, PartitionError
 from .io import read_graph
 from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_partition, make_partition,
@@ -23,11 +24,13 @@ from .schedule import component_costs, schedule_components
 from .sink import make_sink
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
+from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, close_components
 from .stages.floyd_warshall import DEFAULT_TILE
 
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
-STAGES = ("sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble", "host_copy", "write")
+STAGES = ("sssp", "local_fw", "boundary_graph", "boundary_rows", "build", "floyd_warshall", "extract", "min_plus",
+          "assemble", "host_copy", "write")
 DTYPES = ("float32", "float64")
 
 
@@ -54,6 +57,7 @@ class SolveOptions:
     report: str | None = None
     tile: int = DEFAULT_TILE
     block_mb: float | None = None
+    sssp_method: str = "auto"
 
     def check(self) -> None:
         """Reject values no run could use, before any work starts (same on every rank)."""
@@ -78,6 +82,8 @@ class SolveOptions:
             raise ConfigError(f"tile: {self.tile} is not a positive integer")
         if self.block_mb is not None and self.block_mb <= 0:
             raise ConfigError(f"block_mb: {self.block_mb} must be > 0")
+        if self.sssp_method not in SSSP_METHODS:
+            raise ConfigError(f"sssp_method: {self.sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
 
 
 class StageTimer:
@@ -131,13 +137,21 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 
 
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
-                   tile: int = DEFAULT_TILE, block_bytes: int | None = None) -> dict:
+                   tile: int = DEFAULT_TILE, block_bytes: int | None = None, method: str = "frontier",
+                   closed: dict | None = None, boundary_blocks: dict | None = None, seed: int = 42,
+                   timer: StageTimer | None = None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
-    The boundary SSSP of several components runs as one batch (all their
-    sources advance together), as far as memory allows; then each component
-    goes through build, Floyd-Warshall, extract, min-plus and assemble, and its
-    row block (in column chunks if it would not fit) goes to the host once.
+    ``method`` says where the boundary rows come from.  ``"frontier"``: the
+    boundary SSSP of several components runs as one batch (all their sources
+    advance together), as far as memory allows; then each component goes
+    through build, Floyd-Warshall, extract, min-plus and assemble.
+    ``"boundary-graph"``: the rows come from the boundary graph
+    (:class:`fastapsp.stages.boundary_graph.BoundaryGraph`), built from
+    ``boundary_blocks`` (``L_p[:nb_p]`` of every component, all ranks'), and
+    ``closed`` holds this rank's local closures (:func:`local_closures`); each
+    component then needs no second Floyd-Warshall.  Each row block (in column
+    chunks if it would not fit) goes to the host once.
 
     Returns the seconds spent in each stage (see ``STAGES``).
     """
@@ -147,9 +161,34 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         xp = np
     dtype = np.dtype(dtype)
     indptr, indices, weights = device_csr(graph, xp)
-    timer = StageTimer(xp)
+    timer = StageTimer(xp) if timer is None else timer
     components = [p for p in components if partition.sizes[p] > 0]
     writer = _HostWriter(xp, sink, dtype)
+    if method == "boundary-graph":
+        if closed is None:
+            closed, mine = local_closures(graph, partition, components, backend=backend, dtype=dtype, timer=timer)
+            boundary_blocks = mine if boundary_blocks is None else boundary_blocks
+        with timer("boundary_graph"):
+            levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed)
+        rows_of = levels.boundary_rows(components)
+        while True:
+            with timer("boundary_rows"):
+                item = next(rows_of, None)
+            if item is None:
+                break
+            p, rows_b = item
+            vertices, nb = partition.component(p)
+            matrix = closed.pop(p, None)
+            if matrix is None:  # not kept (memory): close it again
+                with timer("local_fw"):
+                    matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
+            _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
+                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, closed=matrix)
+            del rows_b, matrix
+        writer.close(timer)
+        if xp is not np:
+            xp.get_default_memory_pool().free_all_blocks()
+        return timer.seconds
     for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
         sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
         with timer("sssp"):
@@ -169,15 +208,54 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     return timer.seconds
 
 
-def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer):
-    """Stages 2-6 of one component, its boundary rows already computed."""
+def local_closures(graph, partition, components, *, backend: str, dtype,
+                   timer: StageTimer | None = None) -> tuple[dict, dict]:
+    """Each component closed over its own arcs (boundary-graph method).
+
+    Returns ``closed`` (``{p: L_p}``) and ``blocks`` (``{p: L_p[:nb_p]}``, what
+    the boundary graph needs of every component).  Closures are kept while they
+    take at most a third of the memory a row block may use; the others are
+    ``None`` (only their boundary rows are kept) and are closed again when
+    their component's turn comes.
+    """
+    xp = np if backend != "cupy" else __import__("cupy")
+    indptr, indices, weights = device_csr(graph, xp)
+    timer = StageTimer(xp) if timer is None else timer
+    budget = _available_bytes(xp) // 3
+    closed: dict = {}
+    blocks: dict = {}
+    with timer("local_fw"):
+        for p in components:
+            if partition.sizes[p] == 0:
+                continue
+            matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
+            nb = int(partition.boundary_per_part[p])
+            if matrix.nbytes <= budget:
+                budget -= matrix.nbytes
+                closed[p], blocks[p] = matrix, matrix[:nb]
+            else:
+                closed[p], blocks[p] = None, matrix[:nb].copy()
+    return closed, blocks
+
+
+def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
+               closed=None):
+    """Stages 2-6 of one component, its boundary rows already computed.
+
+    With ``closed`` (the component closed over its own arcs, boundary-graph
+    method) the build and Floyd-Warshall are skipped and the assembly keeps
+    the shorter of the paths inside the component and those through its boundary.
+    """
     indptr, indices, weights = csr
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host)
-    with timer("build"):
-        matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
-    with timer("floyd_warshall"):
-        blocked_floyd_warshall(matrix, tile=tile)
+    if closed is None:
+        with timer("build"):
+            matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
+        with timer("floyd_warshall"):
+            blocked_floyd_warshall(matrix, tile=tile)
+    else:
+        matrix = closed
     with timer("extract"):
         inner = extract_inner_to_boundary(matrix, nb)
     width = _column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p)
@@ -187,7 +265,7 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         with timer("min_plus"):
             min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
         with timer("assemble"):
-            assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start)
+            assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start, minimum=closed is not None)
         if sink.needs_host:
             writer.put(vertices_host, start, block, timer)
         del block
@@ -327,12 +405,20 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
         device_id = select_device(comm)
         device = f"cuda:{device_id} {gpu_name(device_id)}"
     plan = schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
+    prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
+                         unit_weights=graph.unit_weights, backend=backend, dtype=opts.dtype,
+                         dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
+    method = choose_method(prediction) if opts.sssp_method == "auto" else opts.sssp_method
     sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm)
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     try:
+        extra = {}
+        timer = None
+        if method == "boundary-graph":
+            extra, timer = _boundary_graph_inputs(graph, partition, plan[comm.rank], backend, opts.dtype, comm=comm)
         stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
                                   plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
-                                  block_bytes=block_bytes)
+                                  block_bytes=block_bytes, method=method, seed=opts.seed, timer=timer, **extra)
         sink.commit()
     except BaseException:
         sink.abort()
@@ -341,7 +427,30 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
+    report["sssp_method"] = method
+    report["sssp_method_asked"] = opts.sssp_method
+    report["predicted_seconds"] = {name: {key: round(value, 6) for key, value in stages.items()}
+                                   for name, stages in prediction.items()}
     return report, sink
+
+
+def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm):
+    """Close this rank's components locally and share their boundary rows with every rank.
+
+    What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
+    distances over all components), once, by one allgather.  Every rank then
+    builds the upper levels of the boundary graph itself.
+    """
+    xp = np if backend != "cupy" else __import__("cupy")
+    timer = StageTimer(xp)
+    closed, blocks = run_phase(comm, "closing the components", local_closures, graph, partition, mine,
+                               backend=backend, dtype=dtype, timer=timer)
+    if comm.size > 1:
+        host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
+        blocks = {}
+        for part in comm.allgather(host):
+            blocks.update(part)
+    return {"closed": closed, "boundary_blocks": blocks}, timer
 
 
 def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:

@@ -289,3 +289,60 @@ def _run_levels(name, dtype, itype, args, counts):
             level += 1
         if int(counts[level % 3].get()) == 0:
             return
+
+
+# ------------------------------------------------- boundary-graph method
+def grouped_min_plus_cuda(a, level, out):
+    """``out = a (x) blockdiag(L_q[:nb_q])`` by column groups (``grouped_min_plus.cu``)."""
+    import cupy as cp
+
+    rows = a.shape[0]
+    if rows == 0 or out.shape[1] == 0:
+        return out
+    dtype = _real(out.dtype)
+    meta = level._device.get("grouped")
+    if meta is None:
+        sizes = np.diff(level.starts)
+        tiles_per_group = -(-sizes // _TILE)
+        tile_group = np.repeat(np.arange(sizes.size, dtype=np.int32), tiles_per_group)
+        first_tile = np.repeat(np.cumsum(tiles_per_group) - tiles_per_group, tiles_per_group)
+        tile_col = level.starts[:-1][tile_group] + _TILE * (np.arange(tile_group.size) - first_tile)
+        meta = (cp.asarray(level.lb_offset, dtype=cp.int64), cp.asarray(level.starts, dtype=cp.int64),
+                cp.asarray(level.bstart, dtype=cp.int64), cp.asarray(tile_group), cp.asarray(tile_col, dtype=cp.int64))
+        level._device["grouped"] = meta
+    lb_offset, starts, bstart, tile_group, tile_col = meta
+    a_, lda = _rows(a, dtype)
+    c_, ldc = _rows(out, dtype)
+    lb = level.lb if level.lb.dtype == dtype else level.lb.astype(dtype)
+    kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype)
+    rows_per_launch = _MAX_GRID_Y * _TILE
+    for r0 in range(0, rows, rows_per_launch):
+        r1 = min(rows, r0 + rows_per_launch)
+        grid = (int(tile_group.size), -(-(r1 - r0) // _TILE))
+        kernel(grid, (_THREADS,), (a_[r0:r1], np.int64(lda), lb, lb_offset, starts, bstart, tile_group, tile_col,
+                                   c_[r0:r1], np.int64(ldc), np.int32(r1 - r0)))
+    if c_ is not out:
+        out[...] = c_
+    return out
+
+
+def assemble_interior_min_cuda(block, matrix, vertices, n_boundary, column_start):
+    """``block[interior, in-component columns] = min(block, matrix[interior])`` (``grouped_min_plus.cu``)."""
+    import cupy as cp
+
+    c, width = block.shape
+    interior = c - n_boundary
+    unit_rows = width <= 1 or block.strides[1] == block.itemsize
+    if interior == 0:
+        return block
+    if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == block.dtype and interior <= _MAX_GRID_Y):
+        inside = (vertices >= column_start) & (vertices < column_start + width)
+        cols = vertices[inside] - column_start
+        block[n_boundary:, cols] = cp.minimum(block[n_boundary:, cols], matrix[n_boundary:][:, inside])
+        return block
+    ld = block.strides[0] // block.itemsize if c > 1 else width
+    kernel = get_kernel("grouped_min_plus.cu", "assemble_interior_min", block.dtype)
+    kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
+           (matrix, np.int32(c), np.int32(n_boundary), cp.ascontiguousarray(vertices, dtype=cp.int64),
+            np.int64(column_start), np.int64(width), block, np.int64(ld)))
+    return block

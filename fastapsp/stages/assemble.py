@@ -9,7 +9,8 @@ from ..backend import array_module
 __all__ = ["assemble_row_block"]
 
 
-def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, *, column_start: int = 0):
+def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, *, column_start: int = 0,
+                       minimum: bool = False):
     """Complete the rows of one component for the columns ``column_start .. column_start + w``.
 
     On entry ``block[n_boundary:]`` holds the interior rows computed through the
@@ -33,6 +34,11 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
         Number of boundary vertices.
     column_start : int
         First vertex covered by ``block``'s columns.
+    minimum : bool
+        False: ``matrix`` is closed with global boundary rows (frontier
+        method), its interior rows replace those columns.  True: ``matrix``
+        holds distances over the component's own arcs only (boundary-graph
+        method), and the interior rows take the smaller of the two.
 
     Returns
     -------
@@ -59,11 +65,17 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
     if xp is not np:
         from ._cuda import assemble_row_block_cuda
 
+        if minimum:
+            from ._cuda import assemble_interior_min_cuda
+
+            block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
+            return assemble_interior_min_cuda(block, matrix, vertices, n_boundary, column_start)
         return assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start)
     block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
     inside = (vertices >= column_start) & (vertices < column_start + width)
-    if width == boundary_rows.shape[1]:
-        block[n_boundary:, vertices] = matrix[n_boundary:]
-    else:
-        block[n_boundary:, vertices[inside] - column_start] = matrix[n_boundary:][:, inside]
+    cols = vertices[inside] - column_start
+    values = matrix[n_boundary:][:, inside]
+    if minimum:
+        values = np.minimum(block[n_boundary:, cols], values)
+    block[n_boundary:, cols] = values
     return block

@@ -1,0 +1,51 @@
+// Grouped min-plus product, the boundary rows of the boundary-graph method
+// (see fastapsp/stages/boundary_graph.py).
+//
+// The columns of C are the vertices of one level in level order: group q owns
+// columns [starts[q], starts[q+1]).  For a column x of group q
+//     C[i, x] = min over t < nb[q] of  A[i, bstart[q] + t] + L_q[t, x - starts[q]]
+// where L_q (nb[q] x c_q, row-major) is stored at LB + lb_offset[q].  A group
+// without boundary vertices gives +inf.  Grid: (column tiles, ceil(M / 64)); the
+// column tile t covers columns tile_col[t] .. of group tile_group[t], never
+// crossing into the next group, so each block reads one L_q.  256 threads a
+// block, 4 x 4 outputs a thread (minplus_tile.cuh).
+#include "common.cuh"
+#include "minplus_tile.cuh"
+
+extern "C" __global__ void __launch_bounds__(MP_THREADS)
+grouped_min_plus(const REAL* A, long long lda, const REAL* LB, const long long* lb_offset,
+                 const long long* starts, const long long* bstart, const int* tile_group,
+                 const long long* tile_col, REAL* C, long long ldc, int M)
+{
+    __shared__ __align__(16) MinPlusSmem sm;
+    const int q = tile_group[blockIdx.x];
+    const long long c0 = tile_col[blockIdx.x];
+    const long long g0 = starts[q], g1 = starts[q + 1];
+    const long long r0 = (long long)blockIdx.y * MP_TILE;
+    const int rows = (int)min((long long)MP_TILE, (long long)M - r0);
+    const int cols = (int)min((long long)MP_TILE, g1 - c0);
+    const int K = (int)(bstart[q + 1] - bstart[q]);
+    const long long ldb = g1 - g0;
+    REAL acc[4][4];
+    tile_load(acc, C, ldc, rows, cols, false);
+    if (K > 0)
+        minplus_tile(acc, A + r0 * lda + bstart[q], lda, LB + lb_offset[q] + (c0 - g0), ldb, rows, cols, K, sm);
+    tile_store(acc, C + r0 * ldc + c0, ldc, rows, cols);
+}
+
+// block[r, col(j)] = min(block[r, col(j)], M[n_boundary + r, j]) for the
+// interior rows r of a component whose vertex j lies in the block's columns:
+// the paths that never leave the component (assemble with a minimum).
+extern "C" __global__ void __launch_bounds__(256)
+assemble_interior_min(const REAL* M, int c, int n_boundary, const long long* vertices,
+                      long long start, long long width, REAL* block, long long ld)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= c) return;
+    const long long col = vertices[j] - start;
+    if (col < 0 || col >= width) return;
+    const long long a = n_boundary + (long long)blockIdx.y;
+    const REAL v = M[a * c + j];
+    REAL* out = block + a * ld + col;
+    if (v < *out) *out = v;
+}

@@ -1,0 +1,361 @@
+"""Stage 1, second method: the boundary rows from the boundary graph.
+
+The frontier method (:func:`fastapsp.stages.boundary_sssp`) walks the whole
+graph from every boundary vertex.  This method reaches the same distances with
+dense, weight-blind work only:
+
+* **Local closure.**  ``L_q``: the distances inside the subgraph induced by
+  component ``q`` (Floyd-Warshall on the component's own arcs).
+* **Boundary graph H.**  Its vertices are the boundary vertices ``B`` of all
+  components; its arcs are the cut arcs of the graph plus, inside every
+  component, an arc ``b -> b'`` of weight ``L_q(b, b')``.  A shortest path
+  between two boundary vertices splits into stretches inside one component
+  between boundary vertices, joined by cut arcs, so ``d_G = d_H`` on ``B``.
+* **Boundary rows.**  For ``v`` in component ``q``, a path from ``b`` to ``v``
+  enters ``q`` for the last time at some ``b'`` in ``B_q`` (``b' = b`` when it
+  never leaves), so ``d(b, v) = min_{b'} d_H(b, b') + L_q(b', v)``: a min-plus
+  product grouped by component (``grouped_min_plus.cu``).
+
+``d_H`` itself is found the same way, one *level* up: the components are
+gathered into super-groups (METIS on the graph of components), H is the graph
+of the next level, and so on until the boundary of a level is small enough for
+one dense Floyd-Warshall (the *top* level: one group, no boundary).
+
+Vertices of every level are numbered in *level order*: group by group, the
+group's boundary vertices first.  Level 0 uses the order of
+:meth:`fastapsp.partition.Partition.component`.  The boundary vertices of a
+level, numbered group by group (the *boundary index*), are the vertices of the
+next level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..backend import array_module
+from .build import build_component_matrix
+from .floyd_warshall import blocked_floyd_warshall
+from .min_plus import min_plus
+
+__all__ = ["BoundaryGraph", "close_components", "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE"]
+
+# Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
+DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
+# Vertices aimed at per super-group when a level is too large for the dense closure.
+SUPER_SIZE = {"cupy": 2048, "numpy": 256}
+_TILE = 64  # column tile of grouped_min_plus.cu
+
+
+def close_components(indptr, indices, weights, partition, components, *, dtype):
+    """Distances inside every component of ``components``, over its own arcs only.
+
+    Returns ``{p: L_p}`` with ``L_p`` of shape (c_p, c_p) in the component's
+    vertex order (boundary first), on the array module of ``indptr``.
+    """
+    xp = array_module(indptr, indices, weights)
+    n = indptr.shape[0] - 1
+    no_rows = xp.empty((0, n), dtype=dtype)
+    closed = {}
+    for p in components:
+        vertices, _ = partition.component(p)
+        if vertices.size == 0:
+            continue
+        matrix = build_component_matrix(indptr, indices, weights, xp.asarray(vertices), 0, no_rows, dtype=dtype)
+        closed[p] = blocked_floyd_warshall(matrix)
+    return closed
+
+
+def pack_boundary_rows(closed: dict, partition) -> dict:
+    """``{p: L_p[:nb_p]}`` as host arrays: what every rank needs from the others."""
+    packed = {}
+    for p, matrix in closed.items():
+        nb = int(partition.boundary_per_part[p])
+        rows = matrix[:nb]
+        packed[p] = rows.get() if hasattr(rows, "get") else np.array(rows)
+    return packed
+
+
+@dataclass
+class _Level:
+    """One level: ``n`` vertices in level order, ``k`` groups, the closure of each group."""
+
+    n: int
+    starts: np.ndarray  # int64 (k + 1): group g owns positions starts[g]:starts[g+1]
+    nb: np.ndarray  # int64 (k): boundary vertices of every group (they come first)
+    lb: object  # the rows L_g[:nb_g] of all groups, flattened one after another (xp)
+    lb_offset: np.ndarray  # int64 (k): where L_g[:nb_g] starts in lb
+    local: dict = field(default_factory=dict)  # g -> closed L_g (xp), kept where needed
+    super_of: np.ndarray | None = None  # group -> group of the next level (None: top level)
+    next_pos: np.ndarray | None = None  # boundary index -> position at the next level
+    _device: dict = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        return int(self.nb.size)
+
+    @property
+    def bstart(self) -> np.ndarray:
+        out = np.zeros(self.k + 1, dtype=np.int64)
+        np.cumsum(self.nb, out=out[1:])
+        return out
+
+    def boundary_block(self, g: int):
+        """``L_g[:nb_g]`` (nb_g x c_g) as a view of ``lb``."""
+        nb, c = int(self.nb[g]), int(self.starts[g + 1] - self.starts[g])
+        off = int(self.lb_offset[g])
+        return self.lb[off : off + nb * c].reshape(nb, c)
+
+
+class BoundaryGraph:
+    """The levels of the boundary-graph method for one partitioned graph.
+
+    Parameters
+    ----------
+    graph : Graph
+    partition : Partition
+    boundary_rows : dict
+        ``{p: L_p[:nb_p]}`` for every component with vertices (host or device
+        arrays), from :func:`pack_boundary_rows` (gathered from all ranks).
+    xp : module
+        ``numpy`` or ``cupy``: where the levels live and the work runs.
+    dtype : dtype
+        Distance dtype.
+    dense_limit, super_size : int, optional
+        Largest boundary closed densely, and vertices per super-group above it
+        (defaults per backend: ``DENSE_LIMIT``, ``SUPER_SIZE``).
+    seed : int
+        Seed of the METIS calls that form super-groups.
+
+    Examples
+    --------
+    >>> from fastapsp.graph import Graph
+    >>> from fastapsp.partition import make_partition
+    >>> g = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], [1.0, 5.0, 2.0], directed=False)
+    >>> part = make_partition(g, np.array([0, 0, 1, 1]), 2, method="given", seed=0, imbalance=0, seconds=0)
+    >>> closed = close_components(g.indptr, g.indices, g.weights, part, [0, 1], dtype=np.float64)
+    >>> bg = BoundaryGraph(g, part, pack_boundary_rows(closed, part), np, np.float64)
+    >>> [(p, rows.tolist()) for p, rows in bg.boundary_rows([0])]
+    [(0, [[1.0, 0.0, 5.0, 7.0]])]
+    """
+
+    def __init__(self, graph, partition, boundary_rows: dict, xp, dtype, *, dense_limit: int | None = None,
+                 super_size: int | None = None, seed: int = 42):
+        self.xp = xp
+        self.dtype = np.dtype(dtype)
+        backend = "numpy" if xp is np else "cupy"
+        self.dense_limit = DENSE_LIMIT[backend] if dense_limit is None else int(dense_limit)
+        self.super_size = SUPER_SIZE[backend] if super_size is None else int(super_size)
+        if self.dense_limit < 1 or self.super_size < 2:
+            raise ValueError(f"dense_limit {self.dense_limit} must be >= 1 and super_size {self.super_size} >= 2")
+        self.seed = int(seed)
+        self.n = graph.n
+        order = partition._order
+        self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
+        self.position[order] = np.arange(graph.n, dtype=np.int64)
+        self._position_dev = xp.asarray(self.position) if xp is not np else self.position
+        nb = partition.boundary_per_part.astype(np.int64)
+        starts = np.zeros(partition.k + 1, dtype=np.int64)
+        np.cumsum(partition.sizes, out=starts[1:])
+        for p in range(partition.k):
+            if partition.sizes[p] and p not in boundary_rows:
+                raise ValueError(f"boundary_rows: the rows of component {p} are missing")
+        level0 = self._make_level(graph.n, starts, nb, lambda g: boundary_rows.get(g))
+        # Cut arcs in level-0 boundary index.
+        src, dst, w = graph.arcs()
+        labels = partition.labels
+        cut = labels[src] != labels[dst]
+        bindex = self._boundary_index(level0, self.position[src[cut]]), self._boundary_index(level0, self.position[dst[cut]])
+        self.levels = [level0]
+        self.level_sizes = [graph.n]
+        self._build_upper_levels(bindex[0], bindex[1], w[cut])
+
+    # ---------------------------------------------------------------- levels
+    def _make_level(self, n, starts, nb, rows_of) -> _Level:
+        xp = self.xp
+        sizes = np.diff(starts)
+        offsets = np.zeros(sizes.size, dtype=np.int64)
+        if sizes.size > 1:
+            np.cumsum((nb * sizes)[:-1], out=offsets[1:])
+        total = int((nb * sizes).sum())
+        lb = xp.empty(total, dtype=self.dtype)
+        for g in range(sizes.size):
+            if nb[g] and sizes[g]:
+                block = rows_of(g)
+                lb[offsets[g] : offsets[g] + nb[g] * sizes[g]] = xp.asarray(block, dtype=self.dtype).ravel()
+        return _Level(int(n), starts.astype(np.int64), nb.astype(np.int64), lb, offsets)
+
+    @staticmethod
+    def _boundary_index(level: _Level, positions: np.ndarray) -> np.ndarray:
+        group = np.searchsorted(level.starts, positions, side="right") - 1
+        offset = positions - level.starts[group]
+        return level.bstart[group] + offset  # callers pass boundary positions only
+
+    def _build_upper_levels(self, bs, bd, w) -> None:
+        """Levels 1, 2, ... from the cut arcs of level 0 (in boundary index), up to the dense top."""
+        xp = self.xp
+        while True:
+            lev = self.levels[-1]
+            total = int(lev.nb.sum())
+            if total == 0:
+                return  # no boundary at all: every boundary row is empty
+            group_of = np.repeat(np.arange(lev.k), lev.nb)
+            super_of, k2 = None, 1
+            if total > self.dense_limit:
+                super_of, k2 = self._super_groups(lev, group_of[bs], group_of[bd], total)
+                crossing = super_of[group_of[bs]] != super_of[group_of[bd]]
+                shrinks = np.unique(np.concatenate([bs[crossing], bd[crossing]])).size < 0.9 * total
+                if k2 >= lev.k or not shrinks:  # no smaller level to be had: close this one densely
+                    super_of, k2 = None, 1
+            if super_of is None:
+                super_of = np.zeros(lev.k, dtype=np.int64)
+                crossing = np.zeros(bs.size, dtype=bool)
+            on_boundary = np.zeros(total, dtype=bool)
+            on_boundary[bs[crossing]] = True
+            on_boundary[bd[crossing]] = True
+            sup = super_of[group_of]
+            order = np.lexsort((np.arange(total), ~on_boundary, sup))
+            next_pos = np.empty(total, dtype=np.int64)
+            next_pos[order] = np.arange(total, dtype=np.int64)
+            starts2 = np.zeros(k2 + 1, dtype=np.int64)
+            np.cumsum(np.bincount(sup, minlength=k2), out=starts2[1:])
+            nb2 = np.bincount(sup[on_boundary], minlength=k2).astype(np.int64)
+            lev.super_of, lev.next_pos = super_of, next_pos
+            # Closure of every super-group: the cliques of its groups plus its inner cut arcs.
+            inner = ~crossing
+            arc_pos = next_pos[bs[inner]], next_pos[bd[inner]], w[inner]
+            arc_sup = sup[bs[inner]]
+            local = {}
+            for s in range(k2):
+                local[s] = self._close_super(lev, s, super_of, next_pos, starts2, arc_pos, arc_sup)
+            nxt = self._make_level(total, starts2, nb2, lambda s: local[s][: nb2[s]])
+            nxt.local = local
+            self.levels.append(nxt)
+            self.level_sizes.append(total)
+            if k2 == 1:
+                nxt.super_of = None
+                return
+            bs, bd, w = (self._boundary_index(nxt, next_pos[bs[crossing]]),
+                         self._boundary_index(nxt, next_pos[bd[crossing]]), w[crossing])
+
+    def _super_groups(self, lev: _Level, gs, gd, total: int):
+        """Gather the groups of ``lev`` into super-groups of about ``super_size`` boundary vertices."""
+        import pymetis
+
+        k = lev.k
+        k2 = max(2, -(-total // self.super_size))
+        pairs = np.unique(np.stack([np.concatenate([gs, gd]), np.concatenate([gd, gs])]), axis=1)
+        pairs = pairs[:, pairs[0] != pairs[1]]
+        counts = np.bincount(pairs[0], minlength=k)
+        xadj = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(counts, out=xadj[1:])
+        weights = np.maximum(lev.nb, 1)
+        if k2 >= k:
+            return np.arange(k, dtype=np.int64), k
+        options = pymetis.Options(seed=self.seed, ufactor=30)
+        _, labels = pymetis.part_graph(int(k2), xadj=xadj, adjncy=pairs[1], vweights=weights, options=options,
+                                       recursive=False)
+        labels = np.asarray(labels, dtype=np.int64)
+        # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
+        used, labels = np.unique(labels, return_inverse=True)
+        return labels.astype(np.int64), int(used.size)
+
+    def _close_super(self, lev, s, super_of, next_pos, starts2, arc_pos, arc_sup):
+        """Floyd-Warshall closure of super-group ``s`` of the next level."""
+        xp = self.xp
+        c = int(starts2[s + 1] - starts2[s])
+        matrix = xp.full((c, c), np.inf, dtype=self.dtype)
+        bstart = lev.bstart
+        for g in np.flatnonzero(super_of == s):
+            nb = int(lev.nb[g])
+            if nb == 0:
+                continue
+            local_ids = xp.asarray(next_pos[bstart[g] : bstart[g] + nb] - starts2[s])
+            matrix[local_ids[:, None], local_ids[None, :]] = lev.boundary_block(g)[:, :nb]
+        mine = arc_sup == s
+        if mine.any():
+            rows = xp.asarray(arc_pos[0][mine] - starts2[s])
+            cols = xp.asarray(arc_pos[1][mine] - starts2[s])
+            matrix[rows, cols] = xp.asarray(arc_pos[2][mine], dtype=self.dtype)
+        idx = xp.arange(c)
+        matrix[idx, idx] = 0
+        return blocked_floyd_warshall(matrix)
+
+    # ------------------------------------------------------------------ rows
+    def boundary_rows(self, components):
+        """Yield ``(p, rows)``: distances from the boundary vertices of component ``p``
+        to every vertex (original vertex order), for the components asked for.
+
+        Components are visited grouped by their super-group, so each
+        super-group's rows are made once; the order may differ from the one given.
+        """
+        components = [int(p) for p in components]
+        lev = self.levels[0]
+        if len(self.levels) == 1:  # no boundary anywhere
+            for p in components:
+                yield p, self.xp.empty((0, self.n), dtype=self.dtype)
+            return
+        for p, rows in self._rows_by_group(0, components):
+            yield p, self.xp.take(rows, self._position_dev, axis=1)
+
+    def _rows_by_group(self, level: int, groups):
+        """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
+        lev, nxt = self.levels[level], self.levels[level + 1]
+        xp = self.xp
+        bstart = lev.bstart
+        groups = sorted(groups, key=lambda g: (int(lev.super_of[g]), g))
+        current, rows_s = None, None
+        for g in groups:
+            s = int(lev.super_of[g])
+            nb = int(lev.nb[g])
+            if nb == 0:
+                yield g, xp.empty((0, lev.n), dtype=self.dtype)
+                continue
+            if s != current:
+                current, rows_s = s, None
+                rows_s = self._full_rows(level + 1, s)
+            local = xp.asarray(lev.next_pos[bstart[g] : bstart[g] + nb] - nxt.starts[s])
+            a = xp.take(xp.take(rows_s, local, axis=0), self._next_pos_dev(lev), axis=1)
+            yield g, self._grouped_min_plus(lev, a)
+
+    def _next_pos_dev(self, lev: _Level):
+        if "next_pos" not in lev._device:
+            lev._device["next_pos"] = self.xp.asarray(lev.next_pos)
+        return lev._device["next_pos"]
+
+    def _full_rows(self, level: int, s: int):
+        """Distances from every vertex of group ``s`` of ``level`` (>= 1) to all of the level's vertices."""
+        lev = self.levels[level]
+        matrix = lev.local[s]
+        if lev.super_of is None:  # top level: the dense closure is the answer
+            return matrix
+        xp = self.xp
+        nb = int(lev.nb[s])
+        c = matrix.shape[0]
+        rows = xp.empty((c, lev.n), dtype=self.dtype)
+        (_, brows), = self._rows_by_group(level, [s])
+        rows[:nb] = brows
+        if c > nb:
+            min_plus(matrix[nb:, :nb], brows, out=rows[nb:])
+            g0, g1 = int(lev.starts[s]), int(lev.starts[s + 1])
+            xp.minimum(rows[nb:, g0:g1], matrix[nb:], out=rows[nb:, g0:g1])
+        return rows
+
+    def _grouped_min_plus(self, lev: _Level, a):
+        """``out[i, x] = min_t a[i, bstart_q + t] + L_q[t, x - starts_q]`` for x in group q."""
+        xp = self.xp
+        rows = a.shape[0]
+        out = xp.empty((rows, lev.n), dtype=self.dtype)
+        if xp is np:
+            out.fill(np.inf)
+            bstart = lev.bstart
+            for q in range(lev.k):
+                if lev.nb[q] and lev.starts[q + 1] > lev.starts[q]:
+                    block = lev.boundary_block(q)
+                    min_plus(a[:, bstart[q] : bstart[q + 1]], block,
+                             out=out[:, lev.starts[q] : lev.starts[q + 1]])
+            return out
+        from ._cuda import grouped_min_plus_cuda
+
+        return grouped_min_plus_cuda(a, lev, out)
