@@ -41,7 +41,7 @@ def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):
 
 
 def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
-          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None):
+          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None, sssp_method: str = "auto"):
     """All-pairs shortest-path distances of ``graph`` in this process.
 
     Parameters
@@ -60,6 +60,8 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         Distance dtype.
     partition : Partition, optional
         Use this partition instead of computing one.
+    sssp_method : {"auto", "frontier", "boundary-graph"}
+        Where the boundary rows come from; ``auto`` lets the cost model choose.
 
     Returns
     -------
@@ -75,6 +77,7 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     import numpy as np
 
     from .backend import resolve_backend
+    from .cost import SSSP_METHODS, choose_method, predict
     from .partition import partition_graph as _partition
     from .pipeline import DTYPES, default_k, run_components
     from .sink import MemorySink
@@ -86,7 +89,14 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     backend = resolve_backend(backend)
     sink = MemorySink(graph.n, dtype)
-    run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype)
+    if sssp_method not in SSSP_METHODS:
+        raise ValueError(f"sssp_method: {sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
+    if sssp_method == "auto":
+        prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
+                             unit_weights=graph.unit_weights, backend=backend, dtype=dtype)
+        sssp_method = choose_method(prediction)
+    run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype,
+                   method=sssp_method, seed=seed)
     if not sink.rows_written.all():  # every vertex lies in exactly one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
     return sink.result

@@ -165,9 +165,10 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     components = [p for p in components if partition.sizes[p] > 0]
     writer = _HostWriter(xp, sink, dtype)
     if method == "boundary-graph":
-        if closed is None:
-            closed, mine = local_closures(graph, partition, components, backend=backend, dtype=dtype, timer=timer)
-            boundary_blocks = mine if boundary_blocks is None else boundary_blocks
+        if closed is None:  # one process with everything: close every component here
+            everything = [p for p in range(partition.k) if partition.sizes[p] > 0]
+            closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer)
+            boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         with timer("boundary_graph"):
             levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed)
         rows_of = levels.boundary_rows(components)

@@ -68,3 +68,14 @@ def test_failure_on_one_rank_ends_every_rank(tmp_path):
     proc = run_cli("solve", MINNESOTA, "-k", 2, "--partition-file", bad, ranks=2, timeout=120)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "p.npz" in proc.stderr
+
+
+@pytest.mark.parametrize("method", ["frontier", "boundary-graph"])
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_both_boundary_methods_under_mpi(tmp_path, serial_result, method, ranks):
+    out, report = tmp_path / "d.npy", tmp_path / "r.json"
+    proc = run_cli("solve", MINNESOTA, "-k", 9, "--output", out, "--backend", "numpy", "--sssp-method", method,
+                   "--report", report, ranks=ranks)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(out), serial_result)
+    assert f'"sssp_method": "{method}"' in report.read_text()

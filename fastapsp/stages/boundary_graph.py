@@ -254,8 +254,11 @@ class BoundaryGraph:
         if k2 >= k:
             return np.arange(k, dtype=np.int64), k
         options = pymetis.Options(seed=self.seed, ufactor=30)
-        _, labels = pymetis.part_graph(int(k2), xadj=xadj, adjncy=pairs[1], vweights=weights, options=options,
-                                       recursive=False)
+        if hasattr(pymetis, "CSRAdjacency"):
+            graph = {"adjacency": pymetis.CSRAdjacency(xadj, pairs[1])}
+        else:  # pragma: no cover - pymetis before 2025
+            graph = {"xadj": xadj, "adjncy": pairs[1]}
+        _, labels = pymetis.part_graph(int(k2), **graph, vweights=weights, options=options, recursive=False)
         labels = np.asarray(labels, dtype=np.int64)
         # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
         used, labels = np.unique(labels, return_inverse=True)

@@ -1,0 +1,146 @@
+"""The boundary-graph method gives the same boundary rows and distances as the frontier SSSP and SciPy."""
+
+import numpy as np
+import pytest
+
+import fastapsp
+from conftest import disconnected_graph, host, random_graph, reference_apsp
+from fastapsp.graph import Graph
+from fastapsp.partition import make_partition, partition_graph
+from fastapsp.stages import boundary_sssp
+from fastapsp.stages.boundary_graph import BoundaryGraph, close_components, pack_boundary_rows
+
+
+def _levels(graph, part, xp, dtype=np.float64, **kw):
+    indptr, indices, weights = (xp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights))
+    comps = [p for p in range(part.k) if part.sizes[p]]
+    closed = close_components(indptr, indices, weights, part, comps, dtype=dtype)
+    return BoundaryGraph(graph, part, pack_boundary_rows(closed, part), xp, dtype, **kw)
+
+
+def _check_rows(graph, part, xp, **kw):
+    ref = reference_apsp(graph)
+    bg = _levels(graph, part, xp, **kw)
+    seen = set()
+    for p, rows in bg.boundary_rows(range(part.k)):
+        vertices, nb = part.component(p)
+        np.testing.assert_array_equal(host(rows), ref[vertices[:nb]], err_msg=f"component {p}")
+        seen.add(p)
+    assert seen == set(range(part.k))
+    return bg
+
+
+CASES = {
+    "directed weighted": dict(n=90, m=300, directed=True, weighted=True),
+    "undirected weighted": dict(n=90, m=200, directed=False, weighted=True),
+    "zero weights": dict(n=70, m=260, directed=True, weighted=True, zero_weights=True),
+    "unit": dict(n=80, m=180, directed=False, weighted=False),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("k", [1, 2, 7, 20])
+@pytest.mark.parametrize("limits", [{}, {"dense_limit": 6, "super_size": 3}])
+def test_boundary_rows_equal_scipy(xp, case, k, limits):
+    graph = random_graph(np.random.default_rng(k), **CASES[case])
+    _check_rows(graph, partition_graph(graph, k), xp, **limits)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_labels_many_levels(xp, seed):
+    """Arbitrary (non-contiguous, unbalanced) labels, some empty parts, forced through several levels."""
+    rng = np.random.default_rng(100 + seed)
+    graph = random_graph(rng, int(rng.integers(5, 90)), int(rng.integers(0, 300)), directed=bool(seed % 2),
+                         weighted=True, zero_weights=bool(seed % 3 == 0))
+    k = int(rng.integers(1, graph.n + 1))
+    part = make_partition(graph, rng.integers(0, k, graph.n), k, method="random", seed=seed, imbalance=1.0,
+                          seconds=0.0)
+    bg = _check_rows(graph, part, xp, dense_limit=int(rng.integers(1, 12)), super_size=int(rng.integers(2, 6)))
+    assert bg.level_sizes[0] == graph.n
+
+
+def _grid(side, rng):
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    return Graph.from_edges(side * side, src, dst, rng.integers(1, 9, src.size).astype(float), directed=False)
+
+
+def test_levels_are_built_when_the_boundary_is_large(xp):
+    graph = _grid(16, np.random.default_rng(5))
+    bg = _check_rows(graph, partition_graph(graph, 32), xp, dense_limit=40, super_size=24)
+    assert len(bg.levels) >= 3  # level 0, at least one level of super-groups, the dense top
+    assert all(a > b for a, b in zip(bg.level_sizes[1:], bg.level_sizes[2:]))
+
+
+def test_disconnected_and_components_without_boundary(xp):
+    graph = disconnected_graph(np.random.default_rng(3), [30, 25, 1, 12], directed=True, weighted=True)
+    labels = np.repeat([0, 1, 2, 3], [30, 25, 1, 12]).astype(np.int32)
+    labels[:15] = 4  # the first blob split in two: only it has boundary vertices
+    part = make_partition(graph, labels, 5, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    assert part.boundary_per_part[1] == 0 and part.boundary_per_part[3] == 0
+    _check_rows(graph, part, xp)
+
+
+def test_k_equals_n_every_vertex_its_own_component(xp):
+    graph = random_graph(np.random.default_rng(9), n=40, m=120, directed=True, weighted=True, zero_weights=True)
+    part = make_partition(graph, np.arange(graph.n), graph.n, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    _check_rows(graph, part, xp, dense_limit=8, super_size=4)
+
+
+def test_boundary_rows_equal_frontier_sssp(xp):
+    graph = random_graph(np.random.default_rng(2), n=120, m=400, directed=True, weighted=True)
+    part = partition_graph(graph, 6)
+    indptr, indices, weights = (xp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights))
+    for p, rows in _levels(graph, part, xp).boundary_rows(range(6)):
+        vertices, nb = part.component(p)
+        frontier = boundary_sssp(indptr, indices, weights, xp.asarray(vertices[:nb]), dtype=np.float64)
+        np.testing.assert_array_equal(host(rows), host(frontier))
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("k", [1, 4, 11])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_solve_same_with_both_methods(xp, directed, k, dtype):
+    backend = "numpy" if xp is np else "cupy"
+    graph = random_graph(np.random.default_rng(k), n=160, m=500, directed=directed, weighted=True, zero_weights=True)
+    a = fastapsp.solve(graph, k=k, backend=backend, dtype=dtype, sssp_method="boundary-graph")
+    b = fastapsp.solve(graph, k=k, backend=backend, dtype=dtype, sssp_method="frontier")
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, reference_apsp(graph).astype(dtype))
+
+
+def test_gpu_equals_numpy_on_a_road_graph(xp):
+    """The shipped Minnesota road network (two connected pieces), both backends, both methods."""
+    from conftest import DATA
+
+    graph = fastapsp.read_graph(DATA / "minnesota.mtx.gz")
+    backend = "numpy" if xp is np else "cupy"
+    got = fastapsp.solve(graph, k=16, backend=backend, dtype="float32", sssp_method="boundary-graph")
+    np.testing.assert_array_equal(got, reference_apsp(graph).astype(np.float32))
+
+
+def test_missing_component_rows_are_an_error():
+    graph = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], directed=False)
+    part = make_partition(graph, np.array([0, 0, 1, 1]), 2, method="given", seed=0, imbalance=0.0, seconds=0.0)
+    with pytest.raises(ValueError, match="component 1"):
+        BoundaryGraph(graph, part, {0: np.zeros((1, 2))}, np, np.float64)
+
+
+def test_cli_reports_the_method(tmp_path):
+    from cli_util import DATA, run_cli
+    import json
+
+    for method in ("frontier", "boundary-graph", "auto"):
+        report = tmp_path / f"{method}.json"
+        proc = run_cli("solve", DATA / "minnesota.mtx.gz", "-k", 6, "--backend", "numpy", "--sssp-method", method,
+                       "--output", tmp_path / f"{method}.npy", "--report", report)
+        assert proc.returncode == 0, proc.stderr
+        data = json.loads(report.read_text())
+        assert data["sssp_method"] in ("frontier", "boundary-graph")
+        if method != "auto":
+            assert data["sssp_method"] == method
+        assert set(data["predicted_seconds"]) == {"frontier", "boundary-graph"}
+    np.testing.assert_array_equal(np.load(tmp_path / "frontier.npy"), np.load(tmp_path / "boundary-graph.npy"))
+    bad = run_cli("solve", DATA / "minnesota.mtx.gz", "--sssp-method", "magic")
+    assert bad.returncode != 0 and "sssp-method" in bad.stderr
