@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import PartitionError
 from .base import Partition, boundary_mask, make_partition
+from .jet import jet
 from .kahip import KAHIP_MODES, kahip
 from .kaminpar import kaminpar
 from .metis import metis
@@ -36,6 +37,7 @@ REFINED_SUFFIX = "+b"
 _BASE = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
 _BASE.update({f"kahip-{mode}": partial(kahip, mode=mode) for mode in KAHIP_MODES})
 _BASE["kaminpar"] = kaminpar
+_BASE["jet"] = jet  # on the GPU (CuPy); METIS on its coarsest graph
 
 # Name -> labels function; "NAME+b" maps to the function of NAME (partition_graph refines after it).
 PARTITIONERS = {}
