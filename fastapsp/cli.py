@@ -37,7 +37,7 @@ class _UsageError(Exception):
 def _build_parser() -> argparse.ArgumentParser:
     from .cost import SSSP_METHODS
     from .io import FORMATS
-    from .partition import PARTITIONERS
+    from .partition import PARTITIONERS, REFINEMENTS
 
     parser = _Parser(prog="fastapsp", description="Exact all-pairs shortest paths of large sparse graphs "
                      "(FastAPSP), on CPUs or GPUs, one process or many under MPI.")
@@ -49,7 +49,10 @@ def _build_parser() -> argparse.ArgumentParser:
         p.add_argument("--format", choices=FORMATS, default=None, help="file format (default: from the extension)")
         p.add_argument("--undirected", action="store_true", default=None, help="treat every arc as an edge")
         p.add_argument("-k", type=int, default=None, help="number of components (default: n / 1800)")
-        p.add_argument("--partitioner", choices=list(PARTITIONERS), default=None, help="default: metis")
+        p.add_argument("--partitioner", choices=list(PARTITIONERS), default=None,
+                       help="default: metis; NAME+b adds the boundary refinement")
+        p.add_argument("--refine", choices=REFINEMENTS, default=None,
+                       help="boundary: move vertices to lower the boundary vertex count (default: none)")
         p.add_argument("--seed", type=int, default=None, help="partitioner seed (default 42)")
         p.add_argument("--imbalance", type=float, default=None, help="allowed imbalance (default 0.03)")
         p.add_argument("--report", default=None, metavar="FILE.json", help="write a JSON report")
@@ -157,7 +160,8 @@ def _partition(args, comm) -> int:
         k = default_k(graph.n) if args.k is None else args.k
         part = partition_graph(graph, k, args.partitioner or "metis",
                                seed=DEFAULT_SEED if args.seed is None else args.seed,
-                               imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance)
+                               imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
+                               refine=args.refine or "none")
         if args.output:
             np.save(args.output, part.labels)
         metrics = part.metrics()
@@ -169,8 +173,10 @@ def _partition(args, comm) -> int:
 
     metrics = run_phase(comm, "partitioning", work)
     if comm.rank == 0:
+        before = metrics.get("boundary_vertices_before_refine")
+        refined = "" if before is None else f" (before refinement {before})"
         print(f"{metrics['graph']}: n={metrics['n']} k={metrics['k']} {metrics['partitioner']} "
-              f"cut={metrics['edge_cut']} boundary={metrics['boundary_vertices']} "
+              f"cut={metrics['edge_cut']} boundary={metrics['boundary_vertices']}{refined} "
               f"ratio={metrics['boundary_ratio']:.4f} imbalance={metrics['imbalance']:.4f} "
               f"{metrics['partition_seconds']:.2f} s")
     return 0

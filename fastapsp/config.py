@@ -8,7 +8,7 @@ from .errors import ConfigError
 
 __all__ = ["load_run_file", "merge_options"]
 
-_TYPES = {"graph": str, "k": int, "partitioner": str, "seed": int, "imbalance": float, "backend": str,
+_TYPES = {"graph": str, "k": int, "partitioner": str, "refine": str, "seed": int, "imbalance": float, "backend": str,
           "undirected": bool, "format": str, "output": str, "dtype": str, "partition_file": str,
           "report": str, "tile": int, "block_mb": float, "sssp_method": str}
 

@@ -18,8 +18,8 @@ from .comm import max_over_ranks, run_phase, select_device
 from .cost import SSSP_METHODS, choose_method, predict
 from .errors import ConfigError, PartitionError
 from .io import read_graph
-from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_partition, make_partition,
-                        partition_graph, save_partition)
+from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS, load_partition,
+                        make_partition, partition_graph, save_partition)
 from .schedule import component_costs, schedule_components
 from .sink import make_sink
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
@@ -46,6 +46,7 @@ class SolveOptions:
     graph: str = ""
     k: int | None = None
     partitioner: str = "metis"
+    refine: str = "none"
     seed: int = DEFAULT_SEED
     imbalance: float = DEFAULT_IMBALANCE
     backend: str = "auto"
@@ -67,6 +68,8 @@ class SolveOptions:
             raise ConfigError(f"k: {self.k!r} is not a positive integer")
         if self.partitioner not in PARTITIONERS:
             raise ConfigError(f"partitioner: {self.partitioner!r} is not one of {', '.join(PARTITIONERS)}")
+        if self.refine not in REFINEMENTS:
+            raise ConfigError(f"refine: {self.refine!r} is not one of {', '.join(REFINEMENTS)}")
         if not 0 <= self.imbalance < 1:
             raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
         if self.dtype not in DTYPES:
@@ -356,7 +359,8 @@ def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):
     def on_rank0():
         if opts.partition_file and os.path.exists(opts.partition_file):
             return load_partition(opts.partition_file, graph, opts.k)
-        part = partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance)
+        part = partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance,
+                               refine=opts.refine)
         if opts.partition_file:
             save_partition(opts.partition_file, graph, part)
         return part
@@ -364,14 +368,15 @@ def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):
     mine = run_phase(comm, "partitioning", on_rank0 if comm.rank == 0 else (lambda: None))
     if comm.size == 1:
         return mine
-    shared = comm.bcast((mine.labels, mine.k, mine.method, mine.seed, mine.imbalance, mine.seconds)
+    shared = comm.bcast((mine.labels, mine.k, mine.method, mine.seed, mine.imbalance, mine.seconds, mine.details)
                         if comm.rank == 0 else None)
-    labels, k, method, seed, imbalance, seconds = shared
+    labels, k, method, seed, imbalance, seconds, details = shared
 
     def rebuild():
         if comm.rank == 0:
             return mine
-        return make_partition(graph, labels, k, method=method, seed=seed, imbalance=imbalance, seconds=seconds)
+        return make_partition(graph, labels, k, method=method, seed=seed, imbalance=imbalance, seconds=seconds,
+                              details=details)
 
     part = run_phase(comm, "checking the partition", rebuild)
     digest = hashlib.sha256(part.labels.tobytes() + part.boundary.tobytes()).hexdigest()
@@ -469,6 +474,7 @@ def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:
         "imbalance_allowed": partition.imbalance if math.isfinite(partition.imbalance) else None,
         "edge_cut": metrics["edge_cut"],
         "boundary_vertices": metrics["boundary_vertices"],
+        "boundary_vertices_before_refine": metrics.get("boundary_vertices_before_refine"),
         "boundary_ratio": metrics["boundary_ratio"],
         "largest_part": metrics["largest_part"],
         "imbalance": metrics["imbalance"],

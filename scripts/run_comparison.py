@@ -23,6 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 GENERATED = {
     "benchmarks/data/delaunay16r.mtx": ["scripts/make_delaunay.py", "--scale", "16", "--seed", "1"],
     ".data/delaunay16r.mtx.gz": ["scripts/make_delaunay.py", "--scale", "16", "--seed", "1"],
+    ".data/del20-unit.mtx.gz": ["scripts/make_delaunay.py", "--scale", "20", "--seed", "1"],
+    ".data/del20-euclid.mtx.gz": ["scripts/make_delaunay.py", "--scale", "20", "--seed", "1",
+                                  "--weights", "euclidean"],
 }
 
 

@@ -21,8 +21,17 @@ from fastapsp.partition import (PARTITIONERS, boundary_mask, load_partition, mak
 
 
 def needs_library(name):
-    """Skip when the library behind partitioner ``name`` is not installed."""
-    module = "kahip" if name.startswith("kahip") else "kaminpar" if name == "kaminpar" else "pymetis"
+    """Skip when the library behind partitioner ``name`` (``+b``: its base) is not installed.
+
+    ``jet`` needs CuPy with a visible GPU (it also runs METIS on its coarsest graph).
+    """
+    base = name.removesuffix("+b")
+    if base == "jet":
+        from conftest import _cupy_usable
+
+        if not _cupy_usable():
+            pytest.skip("partitioner 'jet' needs CuPy with a visible CUDA device")
+    module = "kahip" if base.startswith("kahip") else "kaminpar" if base == "kaminpar" else "pymetis"
     pytest.importorskip(module)
 
 

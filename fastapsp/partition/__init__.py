@@ -2,6 +2,10 @@
 
 Partitioners see the graph as undirected and unweighted: a vertex is a
 boundary vertex when any arc joins it to another component.
+
+Every partitioner ``NAME`` has a twin ``NAME+b``: the same partition followed
+by the boundary-vertex refinement of :mod:`fastapsp.partition.refine`
+(``refine="boundary"`` of :func:`partition_graph` does the same for any name).
 """
 
 from __future__ import annotations
@@ -15,23 +19,35 @@ import numpy as np
 
 from ..errors import PartitionError
 from .base import Partition, boundary_mask, make_partition
+from .jet import jet
 from .kahip import KAHIP_MODES, kahip
 from .kaminpar import kaminpar
 from .metis import metis
+from .refine import boundary_count, refine_boundary
 
-__all__ = ["PARTITIONERS", "Partition", "partition_graph", "boundary_mask", "make_partition",
-           "save_partition", "load_partition", "graph_fingerprint", "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
+__all__ = ["PARTITIONERS", "REFINEMENTS", "REFINED_SUFFIX", "Partition", "partition_graph", "boundary_mask",
+           "make_partition", "save_partition", "load_partition", "graph_fingerprint", "refine_boundary",
+           "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
 
 DEFAULT_SEED = 42
 DEFAULT_IMBALANCE = 0.03
+REFINEMENTS = ("none", "boundary")
+REFINED_SUFFIX = "+b"
 
-PARTITIONERS = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
-PARTITIONERS.update({f"kahip-{mode}": partial(kahip, mode=mode) for mode in KAHIP_MODES})
-PARTITIONERS["kaminpar"] = kaminpar
+_BASE = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
+_BASE.update({f"kahip-{mode}": partial(kahip, mode=mode) for mode in KAHIP_MODES})
+_BASE["kaminpar"] = kaminpar
+_BASE["jet"] = jet  # on the GPU (CuPy); METIS on its coarsest graph
+
+# Name -> labels function; "NAME+b" maps to the function of NAME (partition_graph refines after it).
+PARTITIONERS = {}
+for _name, _function in _BASE.items():
+    PARTITIONERS[_name] = _function
+    PARTITIONERS[_name + REFINED_SUFFIX] = _function
 
 
 def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DEFAULT_SEED,
-                    imbalance: float = DEFAULT_IMBALANCE) -> Partition:
+                    imbalance: float = DEFAULT_IMBALANCE, refine: str = "none") -> Partition:
     """Split ``graph`` into ``k`` components.
 
     Parameters
@@ -43,11 +59,17 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
     partitioner : str
         A name from ``PARTITIONERS``: ``metis``, ``metis-vol``, ``kahip-fast``,
         ``kahip-eco``, ``kahip-strong``, ``kahip-fastsocial``, ``kahip-ecosocial``,
-        ``kahip-strongsocial``.
+        ``kahip-strongsocial``, ``kaminpar``, ``jet``, each also with ``+b``
+        (followed by the boundary refinement).
     seed : int
         Random seed of the partitioner (default 42).
     imbalance : float
         Allowed imbalance, 0.03 for parts up to 3% above the average.
+    refine : {"none", "boundary"}
+        ``boundary``: move vertices to lower the boundary vertex count under
+        the same balance bound (:func:`fastapsp.partition.refine.refine_boundary`),
+        as the ``+b`` names do.  The partition's ``details`` then hold
+        ``boundary_vertices_before_refine`` and ``refine_seconds``.
 
     Returns
     -------
@@ -56,7 +78,7 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
     Raises
     ------
     ValueError
-        For an unknown partitioner, ``k`` outside ``1..n`` or a negative imbalance.
+        For an unknown partitioner or refinement, ``k`` outside ``1..n`` or a negative imbalance.
 
     Examples
     --------
@@ -73,14 +95,46 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         raise ValueError(f"k: {k} is outside 1..{graph.n} (the number of vertices of {graph.name or 'the graph'})")
     if not 0 <= imbalance < 1:
         raise ValueError(f"imbalance: {imbalance} is outside [0, 1)")
+    if refine not in REFINEMENTS:
+        raise ValueError(f"refine: {refine!r} is not one of {', '.join(REFINEMENTS)}")
+    base = partitioner[: -len(REFINED_SUFFIX)] if partitioner.endswith(REFINED_SUFFIX) else partitioner
+    refined = refine == "boundary" or base != partitioner
+    method = base + REFINED_SUFFIX if refined else base
     start = time.perf_counter()
+    indptr, indices = graph.undirected_adjacency()
     if k == 1:
         labels = np.zeros(graph.n, dtype=np.int32)
     else:
-        indptr, indices = graph.undirected_adjacency()
-        labels = PARTITIONERS[partitioner](indptr, indices, k, seed=seed, imbalance=imbalance)
+        labels = PARTITIONERS[base](indptr, indices, k, seed=seed, imbalance=imbalance)
+    details = {}
+    if refined:
+        labels, details = _refine(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
     seconds = time.perf_counter() - start
-    return make_partition(graph, labels, k, method=partitioner, seed=seed, imbalance=imbalance, seconds=seconds)
+    return make_partition(graph, labels, k, method=method, seed=seed, imbalance=imbalance, seconds=seconds,
+                          details=details)
+
+
+def _refine(indptr, indices, labels, k: int, *, seed: int, imbalance: float):
+    """Boundary refinement of ``labels``, on the GPU when CuPy sees one; labels and details."""
+    from ..backend import gpu_count
+
+    start = time.perf_counter()
+    stats: dict = {}
+    if gpu_count() > 0:
+        import cupy
+
+        refined = refine_boundary(cupy.asarray(indptr), cupy.asarray(indices), cupy.asarray(labels), k,
+                                  imbalance=imbalance, seed=seed, stats=stats)
+        refined = cupy.asnumpy(refined)
+        device = "cupy"
+    else:
+        refined = refine_boundary(indptr, indices, np.asarray(labels), k, imbalance=imbalance, seed=seed,
+                                  stats=stats)
+        device = "numpy"
+    details = {"boundary_vertices_before_refine": int(stats["boundary_before"]),
+               "refine_seconds": time.perf_counter() - start, "refine_rounds": int(stats["rounds"]),
+               "refine_moves": int(stats["moves"]), "refine_backend": device}
+    return refined, details
 
 
 def graph_fingerprint(graph) -> str:
@@ -99,8 +153,17 @@ def save_partition(path, graph, partition: Partition) -> None:
     with open(tmp, "wb") as fh:
         np.savez(fh, labels=partition.labels, k=partition.k, method=partition.method,
                  seed=partition.seed, imbalance=partition.imbalance, seconds=partition.seconds,
-                 fingerprint=graph_fingerprint(graph))
+                 fingerprint=graph_fingerprint(graph), **_saved_details(partition.details))
     os.replace(tmp, path)
+
+
+_DETAIL_PREFIX = "detail_"
+
+
+def _saved_details(details: dict) -> dict:
+    """Numbers and strings of ``details`` as archive members ``detail_<name>``."""
+    return {_DETAIL_PREFIX + key: value for key, value in details.items()
+            if isinstance(value, (int, float, str)) and not isinstance(value, bool)}
 
 
 def load_partition(path, graph, k: int | None = None) -> Partition:
@@ -131,7 +194,8 @@ def load_partition(path, graph, k: int | None = None) -> Partition:
     if labels.size and (labels.min() < 0 or labels.max() >= k):
         raise PartitionError(f"{path}: labels must lie in 0..{k - 1}")
     return make_partition(graph, labels, k, method=str(meta.get("method", "file")), seed=int(meta.get("seed", -1)),
-                          imbalance=float(meta.get("imbalance", float("nan"))), seconds=float(meta.get("seconds", 0.0)))
+                          imbalance=float(meta.get("imbalance", float("nan"))), seconds=float(meta.get("seconds", 0.0)),
+                          details=meta.get("details"))
 
 
 def _read_partition_file(path):
@@ -147,4 +211,6 @@ def _read_partition_file(path):
         if missing:
             raise PartitionError(f"{path}: not a fastapsp partition file (missing {', '.join(sorted(missing))})")
         meta = {key: data[key].item() for key in ("method", "seed", "imbalance", "seconds") if key in data.files}
+        meta["details"] = {key[len(_DETAIL_PREFIX):]: data[key].item() for key in data.files
+                           if key.startswith(_DETAIL_PREFIX)}
         return data["labels"], int(data["k"]), meta, str(data["fingerprint"])

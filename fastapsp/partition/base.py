@@ -35,7 +35,11 @@ class Partition:
         True for boundary vertices (an arc to or from another component).
     method, seed, imbalance, seconds
         How it was made: partitioner name, random seed, allowed imbalance and
-        the wall-clock seconds the partitioner took.
+        the wall-clock seconds the partitioner took (refinement included).
+    details : dict
+        More about how it was made, e.g. ``boundary_vertices_before_refine``
+        and ``refine_seconds`` after a boundary refinement; part of
+        :meth:`metrics`.
     """
 
     labels: np.ndarray
@@ -49,6 +53,7 @@ class Partition:
     _order: np.ndarray = field(repr=False)
     _starts: np.ndarray = field(repr=False)
     _n_boundary: np.ndarray = field(repr=False)
+    details: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------- components
     def component(self, p: int) -> tuple[np.ndarray, int]:
@@ -84,10 +89,12 @@ class Partition:
             "largest_part": largest,
             "imbalance": largest * self.k / n - 1.0 if n else 0.0,
             "partition_seconds": self.seconds,
+            **self.details,
         }
 
 
-def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: float, seconds: float) -> Partition:
+def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: float, seconds: float,
+                   details: dict | None = None) -> Partition:
     """Check ``labels`` against ``graph`` and compute the boundary and metrics."""
     labels = np.asarray(labels)
     if labels.shape != (graph.n,):
@@ -107,4 +114,4 @@ def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: 
     src = np.repeat(np.arange(graph.n), np.diff(indptr))
     edge_cut = int(np.count_nonzero(labels[src] != labels[indices]) // 2)
     return Partition(labels, int(k), boundary, method, int(seed), float(imbalance), float(seconds),
-                     edge_cut, order, starts, n_boundary)
+                     edge_cut, order, starts, n_boundary, dict(details or {}))

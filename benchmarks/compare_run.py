@@ -1,0 +1,427 @@
+"""Measuring for ``benchmarks/compare.py``: partition (or reuse), solve, check rows, keep results.
+
+:func:`run` goes over every configuration of an experiment and writes
+``results.json``/``results.csv``, then the plots (:mod:`compare_plot`) and
+the report (:mod:`compare_report`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # _common and the compare_* modules
+sys.path.insert(0, str(HERE.parent))  # measure this checkout's fastapsp, installed or not
+import traceback
+from datetime import datetime, timezone
+
+import numpy as np
+
+from _common import metadata, timed, write_json_atomic  # noqa: E402
+from compare_experiment import (PARTITIONED, RTOL, Config, Experiment, ExperimentError, GraphEntry,  # noqa: E402
+                                configurations)
+from compare_plot import write_plots  # noqa: E402
+from compare_report import write_csv, write_report  # noqa: E402
+
+from fastapsp.backend import device_csr  # noqa: E402
+from fastapsp.errors import PartitionError  # noqa: E402
+from fastapsp.partition import load_partition, make_partition, partition_graph, save_partition  # noqa: E402
+from fastapsp.pipeline import STAGES, run_components  # noqa: E402
+from fastapsp.schedule import component_costs, schedule_components  # noqa: E402
+
+# ------------------------------------------------------------------ measuring
+class _RowSink:
+    """Keeps only the rows of ``rows`` (a sink for run_components, like fastapsp.sink.MemorySink)."""
+
+    needs_host = True
+    path = None
+
+    def __init__(self, n: int, rows: np.ndarray, dtype) -> None:
+        self.position = np.full(n, -1, dtype=np.int64)
+        self.position[rows] = np.arange(rows.size)
+        self.result = np.full((rows.size, n), np.nan, dtype=dtype)
+
+    def write(self, vertices, column_start, block) -> None:
+        where = self.position[vertices]
+        keep = where >= 0
+        if keep.any():
+            self.result[where[keep], column_start : column_start + block.shape[1]] = block[keep]
+
+    def commit(self) -> None:
+        return None
+
+    def abort(self) -> None:
+        return None
+
+
+class GraphData:
+    """A graph read once, with its sampled rows and their SciPy reference distances."""
+
+    def __init__(self, entry: GraphEntry, exp: Experiment) -> None:
+        from fastapsp.io import read_graph
+
+        self.graph = read_graph(entry.path, format=entry.format, undirected=entry.undirected)
+        n = self.graph.n
+        rng = np.random.default_rng(exp.seed)
+        self.samples = np.sort(rng.choice(n, size=min(exp.check_samples, n), replace=False)).astype(np.int64)
+        self.integer_weights = bool(np.all(self.graph.weights == np.round(self.graph.weights)))
+        self._reference = None
+        self.warm = False  # one untimed component computed on this graph
+
+    @property
+    def reference(self) -> np.ndarray:
+        if self._reference is None:
+            from scipy.sparse.csgraph import dijkstra
+
+            # Explicit zeros of the CSR are zero-weight arcs for csgraph, as in fastapsp.
+            self._reference = dijkstra(self.graph.to_scipy(), directed=True, indices=self.samples)
+        return self._reference
+
+
+def _available_host_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            info = dict(line.split(":", 1) for line in fh)
+        return int(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return 1 << 62
+
+
+_WARM = set()
+
+
+def _warm_up(backend: str, dtype: str) -> None:
+    """Run a tiny graph through every stage once (BFS and weighted paths), so no timed run pays
+    for compiling CUDA kernels or for first-call costs (imports, caches) on the host."""
+    if (backend, dtype) in _WARM:
+        return
+    from fastapsp.graph import Graph
+    from fastapsp.sink import NullSink
+
+    n = 64
+    src, dst = np.arange(n - 1), np.arange(1, n)
+    for w in (None, np.full(n - 1, 2.0)):
+        g = Graph.from_edges(n, src, dst, w, directed=False, name="warm-up")
+        part = make_partition(g, (np.arange(n) >= n // 2).astype(np.int32), 2, method="warm-up", seed=0,
+                              imbalance=0.0, seconds=0.0)
+        run_components(g, part, [0, 1], backend=backend, sink=NullSink(), dtype=dtype)
+    _WARM.add((backend, dtype))
+
+
+def _warm_up_partitioner(name: str) -> None:
+    """Partition a tiny graph once, so library loading is not counted as partitioning time."""
+    if ("partitioner", name) in _WARM:
+        return
+    from fastapsp.graph import Graph
+
+    n = 64
+    try:
+        partition_graph(Graph.from_edges(n, np.arange(n - 1), np.arange(1, n), directed=False), 2, name)
+    except Exception:
+        pass  # the real call reports the problem
+    _WARM.add(("partitioner", name))
+
+
+def partition_path(cfg: Config, exp: Experiment, folder: Path) -> Path:
+    name = f"{cfg.graph.name}-k{cfg.k}-{cfg.partitioner}-seed{exp.seed}-eps{exp.imbalance:g}.npz"
+    return folder / "partitions" / name
+
+
+def _partition(cfg: Config, data: GraphData, exp: Experiment, folder: Path, force: bool,
+               require: bool = False):
+    """The configuration's partition: loaded from its file when there is one, else computed and saved
+    (with ``require``, a missing or unusable file is a PartitionError instead)."""
+    path = partition_path(cfg, exp, folder)
+    problem = f"no saved partition {path}"
+    if path.exists() and not force:
+        try:
+            part = load_partition(path, data.graph, cfg.k)
+        except PartitionError as exc:  # another graph under this name, or a damaged file
+            problem = str(exc)
+            if not require:
+                print(f"compare.py: warning: {exc}; partitioning again", file=sys.stderr)
+        else:
+            if (part.method == cfg.partitioner and part.seed == exp.seed
+                    and math.isclose(part.imbalance, exp.imbalance)):
+                return part, path, True
+            problem = (f"{path} holds a {part.method} partition with seed {part.seed}, imbalance "
+                       f"{part.imbalance:g}")
+    if require:
+        raise PartitionError(f"{problem} (--require-partitions: run with --partition-only first)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _warm_up_partitioner(cfg.partitioner)
+    part = partition_graph(data.graph, cfg.k, cfg.partitioner, seed=exp.seed, imbalance=exp.imbalance)
+    save_partition(path, data.graph, part)
+    compress_npz(path)
+    return part, path, False
+
+
+def compress_npz(path: Path) -> None:
+    """Rewrite an ``.npz`` archive compressed, with the same arrays (``np.load`` reads both kinds).
+
+    Saved partitions travel with the result folder (to the GPU machine, into git): their labels
+    compress about tenfold.
+    """
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    tmp.replace(path)
+
+
+def _compare_rows(computed: np.ndarray, reference: np.ndarray, integer: bool) -> tuple[bool, float]:
+    """(exact, max abs error over entries finite in both); an inf/finite mismatch is an infinite error."""
+    computed = computed.astype(np.float64)
+    if np.isnan(computed).any():
+        return False, math.inf  # a row or column never written
+    inf_c, inf_r = np.isinf(computed), np.isinf(reference)
+    if not np.array_equal(inf_c, inf_r):
+        return False, math.inf
+    finite = ~inf_r
+    error = float(np.max(np.abs(computed[finite] - reference[finite]), initial=0.0))
+    if integer:
+        return bool(np.array_equal(computed, reference)), error
+    return bool(np.allclose(computed[finite], reference[finite], rtol=RTOL, atol=0.0)), error
+
+
+def partition_fields(cfg: Config, data: GraphData, part, part_path: Path, reused: bool, folder: Path) -> dict:
+    """What a result says about the graph and the partition (no solve)."""
+    graph = data.graph
+    metrics = part.metrics()
+    per_part = part.boundary_per_part
+    return {
+        "graph": cfg.graph.name,
+        "path": cfg.graph.given,
+        "n": graph.n,
+        "m": graph.num_edges,
+        "arcs": graph.m,
+        "directed": graph.directed,
+        "integer_weights": data.integer_weights,
+        "k": cfg.k,
+        "partitioner": cfg.partitioner,
+        "seed": part.seed,
+        "imbalance_allowed": part.imbalance,
+        "edge_cut": metrics["edge_cut"],
+        "boundary_vertices": metrics["boundary_vertices"],
+        "boundary_max_per_part": int(per_part.max()) if per_part.size else 0,
+        "boundary_vertices_before_refine": metrics.get("boundary_vertices_before_refine"),
+        "refine_seconds": metrics.get("refine_seconds"),
+        "boundary_ratio": metrics["boundary_ratio"],
+        "interior_vertices": graph.n - metrics["boundary_vertices"],
+        "largest_part": metrics["largest_part"],
+        "imbalance": metrics["imbalance"],
+        "partition_seconds": part.seconds,
+        "partition_file": str(part_path.relative_to(folder)),
+        "partition_reused": reused,
+    }
+
+
+def partition_configuration(cfg: Config, data: GraphData, exp: Experiment, folder: Path, force: bool) -> dict:
+    """Partition (or reuse the saved partition) and measure it, without solving (--partition-only)."""
+    part, part_path, reused = _partition(cfg, data, exp, folder, force)
+    return partition_fields(cfg, data, part, part_path, reused, folder)
+
+
+def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: str, folder: Path,
+                      force: bool, require: bool = False) -> dict:
+    """Partition (or reuse the partition), solve ``repetitions`` times, check sampled rows."""
+    from fastapsp.sink import MemorySink, NullSink
+
+    graph = data.graph
+    part, part_path, reused = _partition(cfg, data, exp, folder, force, require)
+    xp = np
+    if backend == "cupy":
+        import cupy as xp
+    _warm_up(backend, exp.dtype)
+    device_csr(graph, xp)  # the one upload of the graph to the GPU stays out of the first timed run
+    plan = schedule_components(component_costs(part, graph.n, graph.m), 1)[0]
+    if not data.warm and plan:
+        # The first solve on a graph runs measurably slower (memory pools and the heap
+        # grow to the graph's sizes): compute its largest component once, untimed.
+        run_components(graph, part, plan[:1], backend=backend, sink=NullSink(), dtype=exp.dtype)
+        data.warm = True
+    if exp.output == "memory":
+        need = graph.n * graph.n * np.dtype(exp.dtype).itemsize
+        if need > _available_host_bytes() // 2:
+            raise MemoryError(f"output: memory needs {need / 2**30:.1f} GiB for the {graph.n} x {graph.n} "
+                              f"matrix of {cfg.graph.name}; use output: none")
+        sink = MemorySink(graph.n, exp.dtype)
+    else:
+        sink = NullSink()
+    walls, stage_runs = [], []
+    for _ in range(exp.repetitions):
+        with timed(xp=xp) as t:
+            stage_runs.append(run_components(graph, part, plan, backend=backend, sink=sink, dtype=exp.dtype))
+        walls.append(t.seconds)
+    stages = {s: float(np.median([run[s] for run in stage_runs])) for s in STAGES}
+    solve = float(np.median(walls))
+
+    exact, error, check_run = None, None, None
+    if data.samples.size:
+        if exp.output == "memory":
+            rows = sink.result[data.samples]
+            check_run = "last timed run"
+        else:
+            needed = [int(p) for p in np.unique(part.labels[data.samples])]
+            rows_sink = _RowSink(graph.n, data.samples, exp.dtype)
+            run_components(graph, part, needed, backend=backend, sink=rows_sink, dtype=exp.dtype)
+            rows = rows_sink.result
+            check_run = f"separate run of the {len(needed)} component(s) holding the rows"
+        exact, error = _compare_rows(rows, data.reference, data.integer_weights)
+    del sink
+
+    return {
+        **partition_fields(cfg, data, part, part_path, reused, folder),
+        "backend": backend,
+        "stages": stages,
+        "solve_seconds": solve,
+        "solve_seconds_runs": walls,
+        "total_seconds": solve + part.seconds,
+        "exact": exact,
+        "max_abs_error": error,
+        "checked_rows": int(data.samples.size),
+        "check": None if exact is None else ("equal (integer weights)" if data.integer_weights
+                                             else f"allclose rtol={RTOL:g}"),
+        "check_run": check_run,
+    }
+
+
+# -------------------------------------------------------------------- results
+def load_results(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as exc:
+        raise ExperimentError(f"{path}: not readable JSON ({exc}); move it away to start afresh") from None
+    if not isinstance(data, list):
+        raise ExperimentError(f"{path}: expected a list of results, found {type(data).__name__}")
+    return data
+
+
+def is_done(record: dict | None, settings: dict) -> bool:
+    return bool(record) and record.get("status") == "ok" and record.get("settings") == settings
+
+
+def is_partitioned(record: dict | None, settings: dict, folder: Path) -> bool:
+    """A result (solved or --partition-only) whose partition, made with these seed and imbalance, is saved."""
+    if not record or record.get("status") not in ("ok", PARTITIONED) or not record.get("partition_file"):
+        return False
+    old = record.get("settings") or {}
+    return (all(old.get(key) == settings[key] for key in ("seed", "imbalance"))
+            and (folder / record["partition_file"]).is_file())
+
+
+# ----------------------------------------------------------------------- main
+def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = False,
+        partition_only: bool = False, require_partitions: bool = False) -> int:
+    """Run every configuration not yet done; write results, report and plots. Returns the exit status.
+
+    ``partition_only``: partition and measure, never solve (the backend is not even resolved);
+    ``require_partitions``: never partition, fail a configuration whose saved partition is unusable.
+    """
+    from fastapsp.backend import resolve_backend
+
+    if partition_only and require_partitions:
+        raise ExperimentError("--partition-only and --require-partitions exclude each other")
+    folder.mkdir(parents=True, exist_ok=True)
+    if exp.source.resolve() != (folder / "experiment.yaml").resolve():
+        shutil.copyfile(exp.source, folder / "experiment.yaml")
+    for g in exp.missing:
+        print(f"compare.py: warning: graph {g.name!r}: file {g.given} not found, skipped", file=sys.stderr)
+    results_path = folder / "results.json"
+    records = load_results(results_path)
+    index = {r.get("key"): i for i, r in enumerate(records)}
+    settings = exp.settings
+    configs = configurations(exp)
+    backend = None
+    run_meta = None
+    loaded: dict[str, GraphData | BaseException] = {}
+    failed = 0
+    for i, cfg in enumerate(configs, 1):
+        prefix = f"[{i}/{len(configs)}] {cfg.graph.name} k={cfg.k} {cfg.partitioner}:"
+        old = records[index[cfg.key]] if cfg.key in index else None
+        if not force and is_done(old, settings):
+            print(f"{prefix} done (in results.json), skipped", file=sys.stderr, flush=True)
+            continue
+        if partition_only and not force and is_partitioned(old, settings, folder):
+            print(f"{prefix} partitioned (in results.json), skipped", file=sys.stderr, flush=True)
+            continue
+        try:
+            if run_meta is None:
+                run_meta = metadata()
+            if backend is None and not partition_only:
+                backend = resolve_backend(exp.backend)
+            data = loaded.get(cfg.graph.name)
+            if data is None:
+                # Drop the previous graph first: only one is held at a time.
+                loaded.clear()
+                try:
+                    data = GraphData(cfg.graph, exp)
+                except Exception as exc:
+                    data = exc
+                loaded[cfg.graph.name] = data
+            if isinstance(data, BaseException):
+                raise data
+            if partition_only:
+                record = partition_configuration(cfg, data, exp, folder, force)
+                record.update(status=PARTITIONED)
+                how = "reused" if record["partition_reused"] else "new"
+                print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} "
+                      f"(max {record['boundary_max_per_part']}/part) partition {record['partition_seconds']:.3g} s "
+                      f"({how}), not solved (--partition-only)", file=sys.stderr, flush=True)
+            else:
+                record = run_configuration(cfg, data, exp, backend, folder, force, require_partitions)
+                record.update(status="ok")
+                exact = {None: "not checked", True: "exact", False: "NOT EXACT"}[record["exact"]]
+                print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} "
+                      f"(max {record['boundary_max_per_part']}/part) partition {record['partition_seconds']:.3g} s"
+                      f"{' (saved)' if record['partition_reused'] else ''}, solve {record['solve_seconds']:.3g} s, "
+                      f"{exact}", file=sys.stderr, flush=True)
+                if record["exact"] is False:
+                    failed += 1
+        except Exception as exc:  # recorded, reported, retried next time
+            failed += 1
+            message = " ".join(str(exc).split()) or type(exc).__name__
+            record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k, "partitioner": cfg.partitioner,
+                      "status": "error", "error": f"{type(exc).__name__}: {message}"}
+            print(f"{prefix} FAILED: {record['error']}", file=sys.stderr, flush=True)
+            if debug:
+                traceback.print_exc()
+        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        record = {"key": cfg.key, **record, "settings": settings, "finished": finished}
+        if run_meta is not None:
+            record["metadata"] = {**run_meta, "date": finished}
+        # Where the partition was made (and its seconds measured): here, or where it was made before.
+        if record.get("status") == "error" or record.get("partition_reused"):
+            carried = (old or {}).get("partition_metadata")
+            if carried is None and (old or {}).get("status") == "ok" and old.get("partition_reused") is False:
+                carried = old.get("metadata")
+            if carried is not None:
+                record["partition_metadata"] = carried
+        elif run_meta is not None:
+            record["partition_metadata"] = record["metadata"]
+        if cfg.key in index:
+            records[index[cfg.key]] = record
+        else:
+            index[cfg.key] = len(records)
+            records.append(record)
+        write_json_atomic(results_path, records)
+        write_csv(folder / "results.csv", records)
+
+    if not results_path.exists():
+        write_json_atomic(results_path, records)
+    write_csv(folder / "results.csv", records)
+    current = [records[index[c.key]] for c in configs if c.key in index]
+    plots, note = write_plots(folder, current, exp.partitioners)
+    write_report(folder, exp, current, plots, note)
+    print(f"compare.py: {len(configs)} configuration(s), {failed} failed; report: {folder / 'report.md'}",
+          file=sys.stderr)
+    return 1 if failed else 0
+
+

@@ -1,0 +1,273 @@
+"""The boundary-vertex refinement (fastapsp.partition.refine) and the ``+b`` partitioners.
+
+Boundary counts and part sizes are recomputed here from the raw edge list with
+plain Python, never with fastapsp's helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from conftest import DATA, host
+from fastapsp.graph import Graph
+from fastapsp.partition import (PARTITIONERS, load_partition, partition_graph, refine_boundary,
+                                save_partition)
+from fastapsp.partition.refine import _best_moves, max_part_size
+
+
+# ------------------------------------------------------------------ independent helpers
+def edge_set(n, src, dst):
+    return {(min(u, v), max(u, v)) for u, v in zip(np.asarray(src).tolist(), np.asarray(dst).tolist()) if u != v}
+
+
+def count_boundary(n, edges, labels):
+    labels = np.asarray(labels).tolist()
+    boundary = set()
+    for u, v in edges:
+        if labels[u] != labels[v]:
+            boundary.update((u, v))
+    return len(boundary)
+
+
+def random_case(seed, n=300, m=700):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    graph = Graph.from_edges(n, src, dst, directed=False, name=f"random{seed}")
+    return graph, edge_set(n, src, dst)
+
+
+def grid_case(side=20):
+    """A side x side grid with its diagonals one way (a triangulated mesh)."""
+    idx = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel(), idx[:-1, :-1].ravel()])
+    dst = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel(), idx[1:, 1:].ravel()])
+    graph = Graph.from_edges(side * side, src, dst, directed=False, name="grid")
+    return graph, edge_set(side * side, src, dst)
+
+
+def minnesota_case():
+    from fastapsp.io import read_graph
+
+    graph = read_graph(DATA / "minnesota.mtx.gz")
+    src, dst, _ = graph.arcs()
+    return graph, edge_set(graph.n, src, dst)
+
+
+CASES = {"random": lambda: random_case(7), "grid": grid_case, "minnesota": minnesota_case}
+
+
+def start_labels(kind, graph, k, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "random":
+        return rng.integers(0, k, graph.n).astype(np.int32)
+    if kind == "blocks":  # contiguous id ranges: roughly balanced and coherent on the grid
+        return (np.arange(graph.n) * k // graph.n).astype(np.int32)
+    return partition_graph(graph, k, "metis", seed=seed).labels
+
+
+# ------------------------------------------------------------------ the guarantee
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("start", ["random", "blocks", "metis"])
+@pytest.mark.parametrize("k,imbalance", [(2, 0.03), (5, 0.1), (16, 0.03)])
+def test_never_more_boundary_and_balance_kept(case, start, k, imbalance):
+    if start == "metis":
+        pytest.importorskip("pymetis")
+    graph, edges = CASES[case]()
+    indptr, indices = graph.undirected_adjacency()
+    labels = start_labels(start, graph, k, seed=3)
+    before = count_boundary(graph.n, edges, labels)
+    stats = {}
+    refined = refine_boundary(indptr, indices, labels.copy(), k, imbalance=imbalance, seed=1, stats=stats)
+    assert refined.shape == (graph.n,) and refined.dtype == np.int32
+    assert refined.min() >= 0 and refined.max() < k
+    after = count_boundary(graph.n, edges, refined)
+    assert after <= before
+    assert stats["boundary_before"] == before and stats["boundary_after"] == after
+    bound = math.ceil((1 + imbalance) * graph.n / k - 1e-9)
+    sizes_before = np.bincount(labels, minlength=k)
+    sizes_after = np.bincount(refined, minlength=k)
+    # No part grows past the bound; a part above it at the start never grows.
+    grew = sizes_after > sizes_before
+    assert np.all(sizes_after[grew] <= bound)
+    assert sizes_after.max() <= max(bound, sizes_before.max())
+
+
+@pytest.mark.parametrize("case", ["random", "grid"])
+def test_every_round_lowers_or_keeps_the_count(case):
+    """The result after r rounds is a prefix of the run: the count never rises from one round to the next."""
+    graph, edges = CASES[case]()
+    indptr, indices = graph.undirected_adjacency()
+    labels = start_labels("random", graph, 4, seed=5)
+    counts = []
+    for rounds in range(0, 12):
+        refined = refine_boundary(indptr, indices, labels, 4, imbalance=0.05, seed=2, max_rounds=rounds)
+        counts.append(count_boundary(graph.n, edges, refined))
+    assert counts[0] == count_boundary(graph.n, edges, labels)
+    assert all(b <= a for a, b in zip(counts, counts[1:])), counts
+    assert counts[-1] < counts[0]  # a random start always has moves with a gain
+
+
+def test_improves_a_bad_partition():
+    """Alternating labels on a path: the refinement must remove boundary vertices."""
+    n = 12
+    graph = Graph.from_edges(n, np.arange(n - 1), np.arange(1, n), directed=False, name="path")
+    indptr, indices = graph.undirected_adjacency()
+    labels = (np.arange(n) % 2).astype(np.int32)
+    refined = refine_boundary(indptr, indices, labels, 2, imbalance=0.5, seed=0)
+    edges = edge_set(n, np.arange(n - 1), np.arange(1, n))
+    assert count_boundary(n, edges, labels) == n
+    assert count_boundary(n, edges, refined) < n // 2
+    assert np.bincount(refined, minlength=2).max() <= 9
+
+
+def test_no_room_no_move():
+    """With imbalance 0 and full parts nothing can move, however much it would gain."""
+    indptr, indices = np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2])  # path 0-1-2-3
+    labels = np.array([0, 1, 0, 1], dtype=np.int32)
+    np.testing.assert_array_equal(refine_boundary(indptr, indices, labels, 2, imbalance=0.0), labels)
+
+
+def test_gains_match_brute_force():
+    """The best move of every boundary vertex equals trying every neighbouring part by hand."""
+    graph, edges = random_case(11, n=60, m=120)
+    indptr, indices = graph.undirected_adjacency()
+    k = 4
+    labels = start_labels("random", graph, k, seed=1)
+    base = count_boundary(graph.n, edges, labels)
+    rows = np.repeat(np.arange(graph.n), np.diff(indptr)).astype(np.int64)
+    foreign = np.bincount(rows[labels[rows] != labels[indices]], minlength=graph.n)
+    v, b, gain = _best_moves(np, rows, indices.astype(np.int64), labels, foreign,
+                             np.diff(indptr).astype(np.int64), graph.n, k)
+    expected = {}
+    for x in range(graph.n):
+        parts = sorted({int(labels[u]) for u in indices[indptr[x]:indptr[x + 1]]} - {int(labels[x])})
+        best = None
+        for p in parts:
+            trial = labels.copy()
+            trial[x] = p
+            g = base - count_boundary(graph.n, edges, trial)
+            if best is None or g > best[1]:
+                best = (p, g)
+        if best is not None:
+            expected[x] = best
+    assert dict(zip(v.tolist(), zip(b.tolist(), gain.tolist()))) == expected
+
+
+def test_same_seed_same_labels():
+    graph, _ = CASES["grid"]()
+    indptr, indices = graph.undirected_adjacency()
+    labels = start_labels("random", graph, 6, seed=9)
+    a = refine_boundary(indptr, indices, labels, 6, imbalance=0.03, seed=4)
+    b = refine_boundary(indptr, indices, labels, 6, imbalance=0.03, seed=4)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_input_not_modified_and_errors():
+    graph, _ = CASES["random"]()
+    indptr, indices = graph.undirected_adjacency()
+    labels = start_labels("random", graph, 3, seed=1)
+    keep = labels.copy()
+    refine_boundary(indptr, indices, labels, 3, imbalance=0.03)
+    np.testing.assert_array_equal(labels, keep)
+    with pytest.raises(ValueError, match="labels: expected shape"):
+        refine_boundary(indptr, indices, labels[:-1], 3, imbalance=0.03)
+    with pytest.raises(ValueError, match=r"labels: must lie in 0\.\.2"):
+        refine_boundary(indptr, indices, labels + 1, 3, imbalance=0.03)
+    with pytest.raises(ValueError, match="imbalance"):
+        refine_boundary(indptr, indices, labels, 3, imbalance=-0.1)
+
+
+def test_max_part_size():
+    assert max_part_size(100, 1, 0.03) == 103
+    assert max_part_size(100, 3, 0.03) == 35  # 34.33...
+    assert max_part_size(1000, 10, 0.0) == 100
+
+
+# ------------------------------------------------------------------ NumPy and CuPy agree
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", list(CASES))
+def test_numpy_and_cupy_refinement_agree(xp, case):
+    if xp is np:
+        pytest.skip("compares CuPy against NumPy")
+    graph, _ = CASES[case]()
+    indptr, indices = graph.undirected_adjacency()
+    for k, start in ((2, "random"), (8, "blocks"), (16, "random")):
+        labels = start_labels(start, graph, k, seed=2)
+        stats_np, stats_cp = {}, {}
+        on_host = refine_boundary(indptr, indices, labels, k, imbalance=0.03, seed=5, stats=stats_np)
+        on_device = refine_boundary(xp.asarray(indptr), xp.asarray(indices), xp.asarray(labels), k,
+                                    imbalance=0.03, seed=5, stats=stats_cp)
+        assert type(on_device).__module__.startswith("cupy")
+        np.testing.assert_array_equal(host(on_device), on_host)
+        assert stats_np == stats_cp
+
+
+# ------------------------------------------------------------------ +b names, details, CLI
+def test_every_partitioner_has_a_refined_twin():
+    names = [p for p in PARTITIONERS if not p.endswith("+b")]
+    assert names and all(f"{p}+b" in PARTITIONERS for p in names)
+
+
+@pytest.mark.parametrize("k", [2, 8])
+def test_refined_twin_starts_from_the_same_partition(k):
+    pytest.importorskip("pymetis")
+    graph, edges = minnesota_case()
+    plain = partition_graph(graph, k, "metis", seed=3)
+    refined = partition_graph(graph, k, "metis+b", seed=3)
+    also = partition_graph(graph, k, "metis", seed=3, refine="boundary")
+    assert refined.method == also.method == "metis+b"
+    np.testing.assert_array_equal(refined.labels, also.labels)
+    before = count_boundary(graph.n, edges, plain.labels)
+    after = count_boundary(graph.n, edges, refined.labels)
+    metrics = refined.metrics()
+    assert metrics["boundary_vertices_before_refine"] == before
+    assert metrics["boundary_vertices"] == after <= before
+    assert refined.sizes.max() <= max(max_part_size(graph.n, k, 0.03), plain.sizes.max())
+    assert "boundary_vertices_before_refine" not in plain.metrics()
+
+
+def test_unknown_refinement():
+    graph, _ = CASES["random"]()
+    with pytest.raises(ValueError, match="refine: 'edges' is not one of none, boundary"):
+        partition_graph(graph, 2, "metis", refine="edges")
+
+
+def test_saved_refined_partition_keeps_its_details(tmp_path):
+    pytest.importorskip("pymetis")
+    graph, _ = minnesota_case()
+    part = partition_graph(graph, 4, "metis+b", seed=1)
+    save_partition(tmp_path / "p.npz", graph, part)
+    back = load_partition(tmp_path / "p.npz", graph, 4)
+    assert back.method == "metis+b"
+    assert back.metrics()["boundary_vertices_before_refine"] == part.details["boundary_vertices_before_refine"]
+    np.testing.assert_array_equal(back.labels, part.labels)
+
+
+def test_cli_refine_flag_and_report(tmp_path):
+    pytest.importorskip("pymetis")
+    from fastapsp.cli import main
+
+    report = tmp_path / "r.json"
+    status = main(["solve", str(DATA / "minnesota.mtx.gz"), "-k", "4", "--refine", "boundary", "--backend", "numpy",
+                   "--report", str(report)])
+    assert status == 0
+    data = json.loads(report.read_text())
+    assert data["partitioner"] == "metis+b"
+    assert data["boundary_vertices"] <= data["boundary_vertices_before_refine"]
+    plain = tmp_path / "plain.json"
+    assert main(["solve", str(DATA / "minnesota.mtx.gz"), "-k", "4", "--backend", "numpy",
+                 "--report", str(plain)]) == 0
+    plain_data = json.loads(plain.read_text())
+    assert plain_data["boundary_vertices_before_refine"] is None
+    assert plain_data["boundary_vertices"] == data["boundary_vertices_before_refine"]
+
+
+def test_cli_rejects_unknown_refinement(capsys):
+    from fastapsp.cli import main
+
+    assert main(["partition", str(DATA / "minnesota.mtx.gz"), "-k", "4", "--refine", "cut"]) == 2
+    assert "--refine" in capsys.readouterr().err
