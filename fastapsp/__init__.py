@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 from .errors import FastAPSPError, GraphFormatError, PartitionError  # noqa: E402
 from .graph import Graph  # noqa: E402
 
-__all__ = ["Graph", "read_graph", "solve", "partition_graph", "FastAPSPError", "GraphFormatError",
+__all__ = ["Graph", "read_graph", "solve", "stats", "partition_graph", "FastAPSPError", "GraphFormatError",
            "PartitionError", "__version__"]
 
 
@@ -90,3 +90,53 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     if not sink.rows_written.all():  # every vertex lies in exactly one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
     return sink.result
+
+
+def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
+          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None):
+    """Statistics of the distance matrix of ``graph``, reduced block by block (never held whole).
+
+    Every row block is reduced where it is made (on the GPU with CuPy) to
+    O(n) numbers; see :mod:`fastapsp.reductions` for the definitions.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+    k, partitioner, backend, seed, imbalance, partition
+        As for :func:`solve`.
+    dtype : {"float64", "float32"}
+        Distance dtype of the row blocks (float32 is exact for integer distances below 2**24).
+
+    Returns
+    -------
+    fastapsp.reductions.Stats
+        ``s["diameter"]``, ``s["closeness"]`` (per vertex), ``s.histogram``, ...;
+        ``s.save(prefix)`` writes ``prefix.json`` and ``prefix.npz``.
+
+    Examples
+    --------
+    >>> import fastapsp
+    >>> g = fastapsp.Graph.from_edges(3, [0, 1], [1, 2], directed=False)
+    >>> s = fastapsp.stats(g, k=1, backend="numpy")
+    >>> s["diameter"], s["wiener_index"], s.histogram["counts"]
+    (2, 4, [0, 4, 2])
+    """
+    import numpy as np
+
+    from .backend import resolve_backend
+    from .partition import partition_graph as _partition
+    from .pipeline import DTYPES, default_k, run_components
+    from .reductions import StatsAccumulator
+    from .sink import NullSink
+
+    if str(np.dtype(dtype)) not in DTYPES:
+        raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
+    if partition is None:
+        k = default_k(graph.n) if k is None else k
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+    backend = resolve_backend(backend)
+    accumulator = StatsAccumulator.for_graph(graph, backend)
+    run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
+                   on_block=accumulator.update)
+    return accumulator.finalize()

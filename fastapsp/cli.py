@@ -66,6 +66,8 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--tile", type=int, default=None, help="Floyd-Warshall tile of the host path (default 64)")
     solve.add_argument("--block-mb", dest="block_mb", type=float, default=None,
                        help="cap on one row block in MiB (default: from free memory)")
+    solve.add_argument("--stats", default=None, metavar="PREFIX",
+                       help="reduce every row block on the device: write PREFIX.json and PREFIX.npz")
 
     part = sub.add_parser("partition", help="partition a graph and print its metrics")
     graph_args(part)

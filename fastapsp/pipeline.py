@@ -21,13 +21,14 @@ from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_part
                         partition_graph, save_partition)
 from .schedule import component_costs, schedule_components
 from .sink import make_sink
+from .reductions import StatsAccumulator, finish_stats
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
 from .stages.floyd_warshall import DEFAULT_TILE
 
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
-STAGES = ("sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble", "host_copy", "write")
+STAGES = ("sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble", "stats", "host_copy", "write")
 DTYPES = ("float32", "float64")
 
 
@@ -54,6 +55,7 @@ class SolveOptions:
     report: str | None = None
     tile: int = DEFAULT_TILE
     block_mb: float | None = None
+    stats: str | None = None  # --stats PREFIX (fastapsp/reductions.py)
 
     def check(self) -> None:
         """Reject values no run could use, before any work starts (same on every rank)."""
@@ -74,6 +76,8 @@ class SolveOptions:
             raise ConfigError(f"output: {out!r} is not 'none', 'memory' or a path ending in .npy")
         if out.endswith(".npy") and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
             raise ConfigError(f"output: folder {os.path.dirname(os.path.abspath(out))} does not exist")
+        if self.stats and not os.path.isdir(os.path.dirname(os.path.abspath(self.stats))):
+            raise ConfigError(f"stats: folder {os.path.dirname(os.path.abspath(self.stats))} does not exist")
         if self.tile < 1:
             raise ConfigError(f"tile: {self.tile} is not a positive integer")
         if self.block_mb is not None and self.block_mb <= 0:
@@ -131,13 +135,15 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 
 
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
-                   tile: int = DEFAULT_TILE, block_bytes: int | None = None) -> dict:
+                   tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     The boundary SSSP of several components runs as one batch (all their
     sources advance together), as far as memory allows; then each component
     goes through build, Floyd-Warshall, extract, min-plus and assemble, and its
     row block (in column chunks if it would not fit) goes to the host once.
+    ``on_block(vertices, column_start, block)``, when given, sees every block
+    on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
 
     Returns the seconds spent in each stage (see ``STAGES``).
     """
@@ -161,7 +167,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             rows_b = all_rows[first : first + nb]
             first += nb
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
-                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer)
+                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block)
         del all_rows
     writer.close(timer)
     if xp is not np:
@@ -169,7 +175,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     return timer.seconds
 
 
-def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer):
+def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
+               on_block=None):
     """Stages 2-6 of one component, its boundary rows already computed."""
     indptr, indices, weights = csr
     n, c = graph.n, vertices_host.size
@@ -188,6 +195,9 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
         with timer("assemble"):
             assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start)
+        if on_block is not None:  # device-side consumers (--stats), before any copy
+            with timer("stats"):
+                on_block(vertices_host, start, block)
         if sink.needs_host:
             writer.put(vertices_host, start, block, timer)
         del block
@@ -329,15 +339,19 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     plan = schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
     sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm)
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
+    accumulator = StatsAccumulator.for_graph(graph, backend) if opts.stats else None
     try:
         stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
                                   plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
-                                  block_bytes=block_bytes)
+                                  block_bytes=block_bytes,
+                                  on_block=None if accumulator is None else accumulator.update)
         sink.commit()
     except BaseException:
         sink.abort()
         raise
     seconds.update(stage_seconds)
+    if accumulator is not None:
+        finish_stats(accumulator, opts.stats, comm=comm)
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
