@@ -41,7 +41,8 @@ def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):
 
 
 def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
-          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None):
+          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None, sources=None,
+          sources_method: str = "auto"):
     """All-pairs shortest-path distances of ``graph`` in this process.
 
     Parameters
@@ -60,12 +61,17 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         Distance dtype.
     partition : Partition, optional
         Use this partition instead of computing one.
+    sources : str or array_like of int, optional
+        Compute only these rows: vertex ids (any order, repeats allowed), or a
+        ``--sources`` spec (``a:b``, ``random:N[:SEED]``, a file; sorted ids).
+    sources_method : {"auto", "pipeline", "sssp"}
+        How the rows of ``sources`` are computed (see :mod:`fastapsp.sources`).
 
     Returns
     -------
-    numpy.ndarray, shape (n, n)
-        ``d[i, j]`` is the length of a shortest path from ``i`` to ``j``; ``inf``
-        when there is none.
+    numpy.ndarray, shape (n, n) or (len(sources), n)
+        ``d[i, j]`` is the length of a shortest path from ``i`` (``sources[i]``)
+        to ``j``; ``inf`` when there is none.
 
     Raises
     ------
@@ -81,6 +87,9 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
 
     if str(np.dtype(dtype)) not in DTYPES:
         raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
+    if sources is not None:
+        return _solve_sources(graph, sources, sources_method, k=k, partitioner=partitioner, backend=backend,
+                              seed=seed, imbalance=imbalance, dtype=dtype, partition=partition)
     if partition is None:
         k = default_k(graph.n) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
@@ -90,6 +99,37 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     if not sink.rows_written.all():  # every vertex lies in exactly one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
     return sink.result
+
+
+def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imbalance, dtype, partition):
+    """The rows of ``sources`` (see :func:`solve`)."""
+    import numpy as np
+
+    from .backend import resolve_backend
+    from .partition import partition_graph as _partition
+    from .pipeline import default_k, run_components
+    from .sink import MemorySink
+    from .sources import RowSubsetSink, SourceRows, choose_method, parse_sources, run_sssp_rows
+
+    ids = parse_sources(sources, graph.n)
+    order = None if isinstance(sources, str) else np.searchsorted(ids, np.asarray(sources, dtype=np.int64))
+    backend = resolve_backend(backend)
+    if method != "sssp" and partition is None:
+        k = default_k(graph.n) if k is None else k
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+    method = "sssp" if method == "sssp" else choose_method(partition, ids, graph.n, graph.m, method)
+    position = np.full(graph.n, -1, dtype=np.int64)
+    position[ids] = np.arange(ids.size)
+    memory = MemorySink(graph.n, dtype, rows=ids.size)
+    sink = RowSubsetSink(memory, position)
+    if method == "sssp":
+        run_sssp_rows(graph, ids, backend=backend, sink=sink, dtype=dtype)
+    else:
+        run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype,
+                       rows=SourceRows(partition, ids))
+    if not memory.rows_written.all():
+        raise RuntimeError("solve: some rows of the chosen sources were not computed")
+    return memory.result if order is None else memory.result[order]
 
 
 def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",

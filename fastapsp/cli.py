@@ -68,6 +68,10 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="cap on one row block in MiB (default: from free memory)")
     solve.add_argument("--stats", default=None, metavar="PREFIX",
                        help="reduce every row block on the device: write PREFIX.json and PREFIX.npz")
+    solve.add_argument("--sources", default=None, metavar="SPEC",
+                       help="only the rows of these vertices: a file of ids, a range a:b, or random:N[:SEED]")
+    solve.add_argument("--sources-method", dest="sources_method", choices=("auto", "pipeline", "sssp"), default=None,
+                       help="how --sources rows are computed (default: auto, by a cost model)")
 
     part = sub.add_parser("partition", help="partition a graph and print its metrics")
     graph_args(part)

@@ -22,6 +22,8 @@ from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_part
 from .schedule import component_costs, schedule_components
 from .sink import make_sink
 from .reductions import StatsAccumulator, finish_stats
+from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
+                      run_sssp_rows)
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
 from .stages.floyd_warshall import DEFAULT_TILE
@@ -56,6 +58,8 @@ class SolveOptions:
     tile: int = DEFAULT_TILE
     block_mb: float | None = None
     stats: str | None = None  # --stats PREFIX (fastapsp/reductions.py)
+    sources: str | None = None  # --sources SPEC (fastapsp/sources.py)
+    sources_method: str = "auto"
 
     def check(self) -> None:
         """Reject values no run could use, before any work starts (same on every rank)."""
@@ -78,6 +82,10 @@ class SolveOptions:
             raise ConfigError(f"output: folder {os.path.dirname(os.path.abspath(out))} does not exist")
         if self.stats and not os.path.isdir(os.path.dirname(os.path.abspath(self.stats))):
             raise ConfigError(f"stats: folder {os.path.dirname(os.path.abspath(self.stats))} does not exist")
+        if self.sources_method not in METHODS:
+            raise ConfigError(f"sources_method: {self.sources_method!r} is not one of {', '.join(METHODS)}")
+        if self.stats and self.sources:
+            raise ConfigError("stats: --stats reduces the whole matrix and cannot be combined with --sources")
         if self.tile < 1:
             raise ConfigError(f"tile: {self.tile} is not a positive integer")
         if self.block_mb is not None and self.block_mb <= 0:
@@ -135,7 +143,7 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 
 
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
-                   tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None) -> dict:
+                   tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     The boundary SSSP of several components runs as one batch (all their
@@ -144,6 +152,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     row block (in column chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
+    ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
+    chosen sources: other components are skipped (``--sources``).
 
     Returns the seconds spent in each stage (see ``STAGES``).
     """
@@ -155,6 +165,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     indptr, indices, weights = device_csr(graph, xp)
     timer = StageTimer(xp)
     components = [p for p in components if partition.sizes[p] > 0]
+    if rows is not None:
+        components = [p for p in components if rows.per_component[p] > 0]
     writer = _HostWriter(xp, sink, dtype)
     for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
         sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
@@ -166,6 +178,11 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             vertices, nb = partition.component(p)
             rows_b = all_rows[first : first + nb]
             first += nb
+            if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
+                _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
+                             dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
+                             on_block=on_block)
+                continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block)
         del all_rows
@@ -201,6 +218,23 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         if sink.needs_host:
             writer.put(vertices_host, start, block, timer)
         del block
+
+
+def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
+                 writer, on_block):
+    """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
+    local = rows.local(vertices_host)
+    width = _column_width(vertices_host.size, nb, graph.n, dtype.itemsize, xp, block_bytes, component=p)
+
+    def emit(ids, start, block):
+        if on_block is not None:
+            with timer("stats"):
+                on_block(ids, start, block)
+        if sink.needs_host:
+            writer.put(ids, start, block, timer)
+
+    component_rows(csr, vertices_host, nb, rows_b, local, n=graph.n, xp=xp, dtype=dtype, tile=tile, width=width,
+                   timer=timer, emit=emit)
 
 
 class _HostWriter:
@@ -327,25 +361,48 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     k = default_k(graph.n) if opts.k is None else opts.k
     if k > max(1, graph.n):
         raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
+    sources = method = None
+    if opts.sources:  # --sources (fastapsp/sources.py)
+        sources = run_phase(comm, "reading the sources", parse_sources, opts.sources, graph.n)
+        method = "sssp" if opts.sources_method == "sssp" or (opts.sources_method == "auto" and sources.size <= k) \
+            else None
     t = time.perf_counter()
-    partition = _partition_everywhere(graph, opts, k, comm=comm)
+    partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm)
     seconds["partition"] = time.perf_counter() - t
+    if sources is not None and method is None:
+        method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method)
 
     backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
     device = "cpu"
     if backend == "cupy":
         device_id = select_device(comm)
         device = f"cuda:{device_id} {gpu_name(device_id)}"
-    plan = schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
-    sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm)
+    selection = None
+    if partition is not None:
+        costs = component_costs(partition, graph.n, graph.m)
+        if sources is not None:
+            selection = SourceRows(partition, sources)
+            costs = np.where(selection.needed(), costs, 0.0)
+        plan = schedule_components(costs, comm.size)
+    sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm, rows=None if sources is None else sources.size)
+    if sources is not None:
+        sink = RowSubsetSink(sink, _positions(sources, graph.n))
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     accumulator = StatsAccumulator.for_graph(graph, backend) if opts.stats else None
+    on_block = None if accumulator is None else accumulator.update
     try:
-        stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
-                                  plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
-                                  block_bytes=block_bytes,
-                                  on_block=None if accumulator is None else accumulator.update)
+        if method == "sssp":
+            stage_seconds = run_phase(comm, "computing the source rows", run_sssp_rows, graph,
+                                      sources[comm.rank :: comm.size], backend=backend, sink=sink, dtype=opts.dtype,
+                                      block_bytes=block_bytes, on_block=on_block)
+        else:
+            stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
+                                      plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
+                                      block_bytes=block_bytes, on_block=on_block, rows=selection)
         sink.commit()
+        if sources is not None and sink.path:
+            run_phase(comm, "saving the source ids",
+                      (lambda: np.save(ids_path(sink.path), sources)) if comm.rank == 0 else (lambda: None))
     except BaseException:
         sink.abort()
         raise
@@ -355,10 +412,24 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
+    if sources is not None:
+        report.update(sources=int(sources.size), sources_method=method)
     return report, sink
 
 
+def _positions(sources, n: int) -> np.ndarray:
+    """Output row of every vertex (-1 for those not among ``sources``)."""
+    position = np.full(n, -1, dtype=np.int64)
+    position[sources] = np.arange(sources.size)
+    return position
+
+
 def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:
+    if partition is None:  # --sources computed by SSSP alone: no partition was made
+        from .partition import make_partition
+
+        partition = make_partition(graph, np.zeros(graph.n, dtype=np.int32), 1, method="none", seed=-1,
+                                   imbalance=math.inf, seconds=0.0)
     metrics = partition.metrics()
     stages = {key: round(value, 6) for key, value in seconds.items() if key != "total"}
     return {
