@@ -72,6 +72,8 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="only the rows of these vertices: a file of ids, a range a:b, or random:N[:SEED]")
     solve.add_argument("--sources-method", dest="sources_method", choices=("auto", "pipeline", "sssp"), default=None,
                        help="how --sources rows are computed (default: auto, by a cost model)")
+    solve.add_argument("--verify", type=int, default=None, metavar="N",
+                       help="recompute N sampled rows with SciPy's Dijkstra; a mismatch fails the run")
 
     part = sub.add_parser("partition", help="partition a graph and print its metrics")
     graph_args(part)
@@ -136,7 +138,8 @@ def _solve(args, comm) -> int:
             _write_json(opts.report, report)
         print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} {report['partitioner']} "
               f"boundary={report['boundary_vertices']} cut={report['edge_cut']} ranks={report['ranks']} "
-              f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}")
+              f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}"
+              + (f"; verified {report['verified_rows']} rows" if "verified_rows" in report else ""))
     return 0
 
 

@@ -21,12 +21,15 @@ from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_part
                         partition_graph, save_partition)
 from .schedule import component_costs, schedule_components
 from .sink import make_sink
-from .reductions import StatsAccumulator, finish_stats
-from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
-                      run_sssp_rows)
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
 from .stages.floyd_warshall import DEFAULT_TILE
+
+# Issue 9 (answers at scale): each feature in its own module, hooked in below.
+from .reductions import StatsAccumulator, finish_stats
+from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
+                      run_sssp_rows)
+from .verify import RowSampler, chain, pick_rows, verify_rows
 
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
@@ -60,6 +63,7 @@ class SolveOptions:
     stats: str | None = None  # --stats PREFIX (fastapsp/reductions.py)
     sources: str | None = None  # --sources SPEC (fastapsp/sources.py)
     sources_method: str = "auto"
+    verify: int = 0  # --verify N (fastapsp/verify.py)
 
     def check(self) -> None:
         """Reject values no run could use, before any work starts (same on every rank)."""
@@ -86,6 +90,8 @@ class SolveOptions:
             raise ConfigError(f"sources_method: {self.sources_method!r} is not one of {', '.join(METHODS)}")
         if self.stats and self.sources:
             raise ConfigError("stats: --stats reduces the whole matrix and cannot be combined with --sources")
+        if not isinstance(self.verify, int) or self.verify < 0:
+            raise ConfigError(f"verify: {self.verify!r} is not a number of rows >= 0")
         if self.tile < 1:
             raise ConfigError(f"tile: {self.tile} is not a positive integer")
         if self.block_mb is not None and self.block_mb <= 0:
@@ -389,7 +395,11 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
         sink = RowSubsetSink(sink, _positions(sources, graph.n))
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     accumulator = StatsAccumulator.for_graph(graph, backend) if opts.stats else None
-    on_block = None if accumulator is None else accumulator.update
+    sampler = None
+    if opts.verify:
+        sampler = RowSampler(pick_rows(np.arange(graph.n) if sources is None else sources, opts.verify), graph.n)
+    on_block = chain(None if accumulator is None else accumulator.update, sampler)
+    verified = {}
     try:
         if method == "sssp":
             stage_seconds = run_phase(comm, "computing the source rows", run_sssp_rows, graph,
@@ -399,6 +409,8 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
             stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
                                       plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
                                       block_bytes=block_bytes, on_block=on_block, rows=selection)
+        if sampler is not None:  # before the output is committed: a wrong result is not left behind
+            verified = verify_rows(graph, sampler, opts.dtype, comm=comm)
         sink.commit()
         if sources is not None and sink.path:
             run_phase(comm, "saving the source ids",
@@ -412,6 +424,7 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
+    report.update(verified)
     if sources is not None:
         report.update(sources=int(sources.size), sources_method=method)
     return report, sink
