@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 from .errors import FastAPSPError, GraphFormatError, PartitionError  # noqa: E402
 from .graph import Graph  # noqa: E402
 
-__all__ = ["Graph", "read_graph", "solve", "stats", "partition_graph", "FastAPSPError", "GraphFormatError",
+__all__ = ["Graph", "read_graph", "solve", "stats", "shortest_path", "reconstruct_path", "partition_graph", "FastAPSPError", "GraphFormatError",
            "PartitionError", "__version__"]
 
 
@@ -180,3 +180,19 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
                    on_block=accumulator.update)
     return accumulator.finalize()
+
+
+def shortest_path(csgraph, method="auto", directed=True, return_predecessors=False, unweighted=False,
+                  overwrite=False, indices=None, **kwargs):
+    """``scipy.sparse.csgraph.shortest_path``'s call, computed by fastapsp; see :func:`fastapsp.api.shortest_path`."""
+    from .api import shortest_path as _shortest_path
+
+    return _shortest_path(csgraph, method=method, directed=directed, return_predecessors=return_predecessors,
+                          unweighted=unweighted, overwrite=overwrite, indices=indices, **kwargs)
+
+
+def reconstruct_path(predecessors, source: int, target: int, *, sources=None) -> list:
+    """Vertices of a shortest path from a predecessor matrix; see :func:`fastapsp.paths.reconstruct_path`."""
+    from .paths import reconstruct_path as _reconstruct
+
+    return _reconstruct(predecessors, source, target, sources=sources)
