@@ -74,6 +74,14 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="how --sources rows are computed (default: auto, by a cost model)")
     solve.add_argument("--verify", type=int, default=None, metavar="N",
                        help="recompute N sampled rows with SciPy's Dijkstra; a mismatch fails the run")
+    solve.add_argument("--predecessors", action="store_true", default=None,
+                       help="also write PATH.predecessors.npy (int32, -9999 for none) beside --output PATH.npy")
+
+    path = sub.add_parser("path", help="print a shortest path from a solved result")
+    path.add_argument("result", help="distance file written by solve --predecessors --output RESULT.npy")
+    path.add_argument("source", type=int)
+    path.add_argument("target", type=int)
+    path.add_argument("--debug", action="store_true", help="show tracebacks")
 
     part = sub.add_parser("partition", help="partition a graph and print its metrics")
     graph_args(part)
@@ -100,6 +108,12 @@ def main(argv=None) -> int:
             return _info(comm)
         if args.command == "partition":
             return _partition(args, comm)
+        if args.command == "path":
+            from .paths import path_command
+
+            if comm.rank == 0:
+                print(path_command(args.result, args.source, args.target))
+            return 0
         return _solve(args, comm)
     except (FastAPSPError, ValueError, OSError, MemoryError, KeyError) as exc:
         if debug:

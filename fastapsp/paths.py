@@ -16,7 +16,8 @@ import os
 
 import numpy as np
 
-__all__ = ["NO_PREDECESSOR", "predecessors_from_distances", "reconstruct_path", "predecessors_path"]
+__all__ = ["NO_PREDECESSOR", "predecessors_from_distances", "reconstruct_path", "predecessors_path",
+           "write_predecessors", "path_command"]
 
 NO_PREDECESSOR = -9999  # as scipy.sparse.csgraph
 
@@ -124,3 +125,46 @@ def predecessors_path(output: str) -> str:
     """Where the predecessors are saved beside an output file: ``X.npy`` -> ``X.predecessors.npy``."""
     output = os.fspath(output)
     return output[: -len(".npy")] + ".predecessors.npy"
+
+
+def write_predecessors(graph, output: str, sources=None, *, rows_per_step: int = 256) -> str:
+    """Derive the predecessors of the distance file ``output`` and save them beside it (int32).
+
+    ``sources`` gives the vertex of every row (``--sources``); all vertices by
+    default.  The file is written under a temporary name and renamed when complete.
+    """
+    dist = np.load(output, mmap_mode="r")
+    sources = np.arange(graph.n) if sources is None else np.asarray(sources)
+    path = predecessors_path(output)
+    tmp = f"{path}.tmp{os.getpid()}"
+    pred = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32, shape=dist.shape)
+    try:
+        for first in range(0, dist.shape[0], rows_per_step):
+            last = min(dist.shape[0], first + rows_per_step)
+            pred[first:last] = predecessors_from_distances(graph, dist[first:last], sources[first:last])
+        pred.flush()
+        del pred
+        os.replace(tmp, path)
+    except BaseException:
+        del pred
+        os.remove(tmp)
+        raise
+    return path
+
+
+def path_command(result: str, source: int, target: int) -> str:
+    """``fastapsp path RESULT SRC DST``: one line with the path and its length."""
+    if not str(result).endswith(".npy") or not os.path.isfile(result):
+        raise ValueError(f"RESULT: {result!r} is not an existing .npy distance file")
+    preds = predecessors_path(result)
+    if not os.path.isfile(preds):
+        raise ValueError(f"RESULT: {preds} not found; solve with --predecessors and --output {result}")
+    ids = result[: -len(".npy")] + ".sources.npy"
+    sources = np.load(ids) if os.path.isfile(ids) else None
+    pred = np.load(preds, mmap_mode="r")
+    dist = np.load(result, mmap_mode="r")
+    path = reconstruct_path(pred, source, target, sources=sources)
+    if not path:
+        return f"no path from {source} to {target}"
+    row = source if sources is None else int(np.flatnonzero(sources == source)[0])
+    return f"{' '.join(map(str, path))} (length {dist[row, target]:g}, {len(path) - 1} arcs)"

@@ -29,6 +29,7 @@ from .stages.floyd_warshall import DEFAULT_TILE
 from .reductions import StatsAccumulator, finish_stats
 from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
                       run_sssp_rows)
+from .paths import write_predecessors
 from .verify import RowSampler, chain, pick_rows, verify_rows
 
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
@@ -64,6 +65,7 @@ class SolveOptions:
     sources: str | None = None  # --sources SPEC (fastapsp/sources.py)
     sources_method: str = "auto"
     verify: int = 0  # --verify N (fastapsp/verify.py)
+    predecessors: bool = False  # --predecessors (fastapsp/paths.py)
 
     def check(self) -> None:
         """Reject values no run could use, before any work starts (same on every rank)."""
@@ -90,6 +92,8 @@ class SolveOptions:
             raise ConfigError(f"sources_method: {self.sources_method!r} is not one of {', '.join(METHODS)}")
         if self.stats and self.sources:
             raise ConfigError("stats: --stats reduces the whole matrix and cannot be combined with --sources")
+        if self.predecessors and not out.endswith(".npy"):
+            raise ConfigError(f"predecessors: needs --output PATH.npy (they are derived from the file), found {out!r}")
         if not isinstance(self.verify, int) or self.verify < 0:
             raise ConfigError(f"verify: {self.verify!r} is not a number of rows >= 0")
         if self.tile < 1:
@@ -415,6 +419,9 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
         if sources is not None and sink.path:
             run_phase(comm, "saving the source ids",
                       (lambda: np.save(ids_path(sink.path), sources)) if comm.rank == 0 else (lambda: None))
+        if opts.predecessors:
+            run_phase(comm, "deriving the predecessors",
+                      (lambda: write_predecessors(graph, sink.path, sources)) if comm.rank == 0 else (lambda: None))
     except BaseException:
         sink.abort()
         raise
