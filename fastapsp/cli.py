@@ -59,7 +59,8 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--backend", choices=("auto", "numpy", "cupy"), default=None, help="default: auto")
     solve.add_argument("--output", default=None, metavar="PATH.npy|none|memory",
                        help="dense n x n result file (default: none, compute and discard)")
-    solve.add_argument("--dtype", choices=("float32", "float64"), default=None, help="default: float32")
+    solve.add_argument("--dtype", choices=("float32", "float64", "uint16", "uint8"), default=None,
+                       help="default: float32; uint16/uint8 for unweighted graphs (largest value = unreachable)")
     solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
                        help="reuse the partition saved in F, or save it there")
     solve.add_argument("--config", default=None, metavar="RUN.yaml", help="settings file; flags override it")

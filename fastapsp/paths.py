@@ -59,8 +59,11 @@ def predecessors_from_distances(graph, dist, sources) -> np.ndarray:
     src = src.astype(np.int64)
     rtol = 1e-6 if dist.dtype.itemsize <= 4 else 1e-12
     pred = np.full((sources.size, n), NO_PREDECESSOR, dtype=np.int32)
+    small = np.issubdtype(dist.dtype, np.integer)  # --dtype uint16/uint8: the largest value is "unreachable"
     for i, s in enumerate(sources.tolist()):
         row = dist[i].astype(np.float64)
+        if small:
+            row[dist[i] == np.iinfo(dist.dtype).max] = np.inf
         through = row[src] + w
         target = row[dst]
         tight = np.isfinite(target) & (through <= target + rtol * np.abs(target))

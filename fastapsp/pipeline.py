@@ -30,6 +30,7 @@ from .reductions import StatsAccumulator, finish_stats
 from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
                       run_sssp_rows)
 from .paths import write_predecessors
+from .smalldist import SMALL_DTYPES, SmallIntSink, check_small_dtype
 from .verify import RowSampler, chain, pick_rows, verify_rows
 
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
@@ -77,8 +78,8 @@ class SolveOptions:
             raise ConfigError(f"partitioner: {self.partitioner!r} is not one of {', '.join(PARTITIONERS)}")
         if not 0 <= self.imbalance < 1:
             raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
-        if self.dtype not in DTYPES:
-            raise ConfigError(f"dtype: {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.dtype not in DTYPES + SMALL_DTYPES:
+            raise ConfigError(f"dtype: {self.dtype!r} is not one of {', '.join(DTYPES + SMALL_DTYPES)}")
         if self.backend not in ("auto", "numpy", "cupy"):
             raise ConfigError(f"backend: {self.backend!r} is not one of auto, numpy, cupy")
         out = str(self.output)
@@ -394,7 +395,13 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
             selection = SourceRows(partition, sources)
             costs = np.where(selection.needed(), costs, 0.0)
         plan = schedule_components(costs, comm.size)
+    compute_dtype = opts.dtype
+    if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
+        run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
+        compute_dtype = "float32"
     sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm, rows=None if sources is None else sources.size)
+    if opts.dtype in SMALL_DTYPES:
+        sink = SmallIntSink(sink, opts.dtype)
     if sources is not None:
         sink = RowSubsetSink(sink, _positions(sources, graph.n))
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
@@ -407,14 +414,14 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     try:
         if method == "sssp":
             stage_seconds = run_phase(comm, "computing the source rows", run_sssp_rows, graph,
-                                      sources[comm.rank :: comm.size], backend=backend, sink=sink, dtype=opts.dtype,
+                                      sources[comm.rank :: comm.size], backend=backend, sink=sink, dtype=compute_dtype,
                                       block_bytes=block_bytes, on_block=on_block)
         else:
             stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
-                                      plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
+                                      plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype, tile=opts.tile,
                                       block_bytes=block_bytes, on_block=on_block, rows=selection)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
-            verified = verify_rows(graph, sampler, opts.dtype, comm=comm)
+            verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
         sink.commit()
         if sources is not None and sink.path:
             run_phase(comm, "saving the source ids",
