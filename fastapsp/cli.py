@@ -77,6 +77,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="recompute N sampled rows with SciPy's Dijkstra; a mismatch fails the run")
     solve.add_argument("--predecessors", action="store_true", default=None,
                        help="also write PATH.predecessors.npy (int32, -9999 for none) beside --output PATH.npy")
+    solve.add_argument("--dry-run", dest="dry_run", action="store_true", default=None,
+                       help="print per rank the memory each stage needs, the output size and a time estimate; exit")
+    solve.add_argument("--quiet", action="store_true", default=None, help="no progress bar and no summary line")
 
     path = sub.add_parser("path", help="print a shortest path from a solved result")
     path.add_argument("result", help="distance file written by solve --predecessors --output RESULT.npy")
@@ -148,14 +151,33 @@ def _solve(args, comm) -> int:
     file_settings = load_run_file(args.config) if args.config else {}
     opts = merge_options(SolveOptions, file_settings, vars(args))
     report, _ = solve_job(opts, comm=comm)
-    if comm.rank == 0:
-        if opts.report:
-            _write_json(opts.report, report)
+    if opts.dry_run:
+        if comm.rank == 0:
+            _print_dry_run(report)
+            if opts.report:
+                _write_json(opts.report, report)
+        return 0
+    if comm.rank == 0 and opts.report:
+        _write_json(opts.report, report)
+    if comm.rank == 0 and not opts.quiet:
         print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} {report['partitioner']} "
               f"boundary={report['boundary_vertices']} cut={report['edge_cut']} ranks={report['ranks']} "
               f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}"
               + (f"; verified {report['verified_rows']} rows" if "verified_rows" in report else ""))
     return 0
+
+
+def _print_dry_run(report) -> None:
+    gib = 2**30
+    print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} ranks={report['ranks']} "
+          f"{report['backend']} dtype={report['dtype']}: output {report['output']} "
+          f"{report['output_bytes'] / gib:.3f} GiB")
+    for rank in report["dry_run"]:
+        stages = rank.get("device_bytes_per_stage", {})
+        detail = " ".join(f"{k}={v / gib:.3f}" for k, v in stages.items())
+        eta = f" est {rank['estimated_seconds']:.1f} s" if "estimated_seconds" in rank else ""
+        print(f"  rank {rank['rank']}: {rank['rows']} rows, device peak {rank['device_peak_bytes'] / gib:.3f} GiB"
+              f"{' (' + detail + ' GiB)' if detail else ''}, host {rank['host_bytes'] / gib:.3f} GiB{eta}")
 
 
 def _partition(args, comm) -> int:

@@ -30,6 +30,8 @@ from .reductions import StatsAccumulator, finish_stats
 from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
                       run_sssp_rows)
 from .paths import write_predecessors
+from .progress import make_progress
+from .sizing import check_output_fits, dry_run, output_bytes
 from .smalldist import SMALL_DTYPES, SmallIntSink, check_small_dtype
 from .verify import RowSampler, chain, pick_rows, verify_rows
 
@@ -67,6 +69,8 @@ class SolveOptions:
     sources_method: str = "auto"
     verify: int = 0  # --verify N (fastapsp/verify.py)
     predecessors: bool = False  # --predecessors (fastapsp/paths.py)
+    dry_run: bool = False  # --dry-run (fastapsp/sizing.py)
+    quiet: bool = False  # --quiet: no progress bar (fastapsp/progress.py)
 
     def check(self) -> None:
         """Reject values no run could use, before any work starts (same on every rank)."""
@@ -399,17 +403,27 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
         compute_dtype = "float32"
+    out_rows = graph.n if sources is None else int(sources.size)
+    block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
+    if opts.dry_run:  # sizes and estimates only (fastapsp/sizing.py)
+        report = _report(graph, partition, opts, backend, device, {"total": time.perf_counter() - start}, comm.size)
+        report["output_bytes"] = output_bytes(out_rows, graph.n, opts.dtype)
+        report["dry_run"] = _dry_run_ranks(graph, partition, plan if partition is not None else None, sources,
+                                           compute_dtype, backend, opts, block_bytes, comm.size)
+        return report, None
+    run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, opts.dtype)
     sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm, rows=None if sources is None else sources.size)
     if opts.dtype in SMALL_DTYPES:
         sink = SmallIntSink(sink, opts.dtype)
     if sources is not None:
         sink = RowSubsetSink(sink, _positions(sources, graph.n))
-    block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     accumulator = StatsAccumulator.for_graph(graph, backend) if opts.stats else None
     sampler = None
     if opts.verify:
         sampler = RowSampler(pick_rows(np.arange(graph.n) if sources is None else sources, opts.verify), graph.n)
-    on_block = chain(None if accumulator is None else accumulator.update, sampler)
+    progress = make_progress([partition.sizes[p] for p in plan[0]] if method != "sssp" else [sources.size],
+                             graph.n, rank=comm.rank, quiet=opts.quiet)
+    on_block = chain(None if accumulator is None else accumulator.update, sampler, progress)
     verified = {}
     try:
         if method == "sssp":
@@ -432,6 +446,9 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     except BaseException:
         sink.abort()
         raise
+    finally:
+        if progress is not None:
+            progress.close()
     seconds.update(stage_seconds)
     if accumulator is not None:
         finish_stats(accumulator, opts.stats, comm=comm)
@@ -442,6 +459,18 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     if sources is not None:
         report.update(sources=int(sources.size), sources_method=method)
     return report, sink
+
+
+def _dry_run_ranks(graph, partition, plan, sources, dtype, backend, opts, block_bytes, ranks) -> list:
+    """``--dry-run``: per rank memory and time (see :func:`fastapsp.sizing.dry_run`)."""
+    if plan is not None:
+        return dry_run(graph, partition, plan, dtype=dtype, backend=backend, output=str(opts.output),
+                       rows=graph.n if sources is None else sources.size, block_bytes=block_bytes)
+    per_rank = [sources[r::ranks].size for r in range(ranks)]  # --sources by SSSP: one batch of rows at a time
+    itemsize = np.dtype(dtype).itemsize
+    return [{"rank": r, "rows": rows, "device_peak_bytes": min(rows, 4096) * graph.n * itemsize,
+             "host_bytes": rows * graph.n * itemsize if str(opts.output) == "memory" else 0} for r, rows in
+            enumerate(per_rank)]
 
 
 def _positions(sources, n: int) -> np.ndarray:
