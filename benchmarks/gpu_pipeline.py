@@ -33,9 +33,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, metadata, write_result  # noqa: E402
 
 
+# Issue 9 modes: "stats" is --output none plus --stats (to compare with "none"); "sources1000" computes
+# the rows of 1,000 random sources (--sources random:1000, kept in memory).
+MODES = {"none": ["--output", "none"], "memory": ["--output", "memory"],
+         "stats": ["--output", "none", "--stats", "{tmp}/stats"],
+         "sources1000": ["--output", "memory", "--sources", "random:1000"]}
+
+
 def run_solve(launcher, graph_path, k, output, partitioner, backend, report):
+    mode = [a.replace("{tmp}", str(Path(report).parent)) for a in MODES[output]]
     cmd = [*launcher, sys.executable, "-m", "fastapsp", "solve", str(graph_path), "-k", str(k),
-           "--partitioner", partitioner, "--backend", backend, "--output", output, "--report", str(report)]
+           "--partitioner", partitioner, "--backend", backend, *mode, "--report", str(report), "--quiet"]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     seconds = time.perf_counter() - start
@@ -87,7 +95,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
     parser.add_argument("--k", type=int, nargs="+", required=True)
-    parser.add_argument("--outputs", nargs="+", default=["none"], choices=["none", "memory"])
+    parser.add_argument("--outputs", nargs="+", default=["none"], choices=sorted(MODES))
     parser.add_argument("--partitioner", default="metis")
     parser.add_argument("--backend", default="cupy")
     parser.add_argument("--launcher", default="", help="e.g. 'mpirun -n 2 --allow-run-as-root'")
