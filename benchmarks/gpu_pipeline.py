@@ -33,9 +33,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, metadata, write_result  # noqa: E402
 
 
+# Issue 9 modes: "stats" is --output none plus --stats (to compare with "none"); "sources1000" computes
+# the rows of 1,000 random sources (--sources random:1000, kept in memory).
+MODES = {"none": ["--output", "none"], "memory": ["--output", "memory"],
+         "stats": ["--output", "none", "--stats", "{tmp}/stats"],
+         "sources1000": ["--output", "memory", "--sources", "random:1000"]}
+
+
 def run_solve(launcher, graph_path, k, output, partitioner, backend, report, method="auto"):
+    mode = [a.replace("{tmp}", str(Path(report).parent)) for a in MODES[output]]
     cmd = [*launcher, sys.executable, "-m", "fastapsp", "solve", str(graph_path), "--partitioner", partitioner,
-           "--backend", backend, "--output", output, "--report", str(report), "--sssp-method", method]
+           "--backend", backend, *mode, "--report", str(report), "--quiet", "--sssp-method", method]
     if k is not None:
         cmd += ["-k", str(k)]
     start = time.perf_counter()
@@ -105,13 +113,15 @@ def main(argv=None):
     parser.add_argument("--k", nargs="+", required=True, help="values of k, or 'auto' for fastapsp's default")
     parser.add_argument("--sssp-method", dest="methods", nargs="+", default=["auto"],
                         choices=["auto", "frontier", "boundary-graph"])
-    parser.add_argument("--outputs", nargs="+", default=["none"], choices=["none", "memory"])
+    parser.add_argument("--outputs", nargs="+", default=["none"], choices=sorted(MODES))
     parser.add_argument("--partitioner", default="metis")
     parser.add_argument("--backend", default="cupy")
     parser.add_argument("--launcher", default="", help="e.g. 'mpirun -n 2 --allow-run-as-root'")
     parser.add_argument("--ranks", type=int, default=1)
     parser.add_argument("--check", type=int, default=2, help="components per graph checked against SciPy (0: none)")
     parser.add_argument("--warmup", default=str(REPO / "tests" / "data" / "minnesota.mtx.gz"))
+    parser.add_argument("--check-rows", dest="check_rows", type=int, default=32,
+                        help="rows of the checked components compared with SciPy (Dijkstra on the CPU)")
     parser.add_argument("--tag", default="gpu")
     parser.add_argument("--commit", default=os.environ.get("FASTAPSP_COMMIT"))
     args = parser.parse_args(argv)
@@ -132,7 +142,7 @@ def main(argv=None):
             if True:
                 exact = None
                 if args.check:
-                    ok, err, rel, nrows = check_exact(path, k, args.partitioner, args.backend, args.check,
+                    ok, err, rel, nrows = check_exact(path, k, args.partitioner, args.backend, args.check, rows=args.check_rows,
                                                       method=method)
                     exact = {"exact": ok, "max_abs_error": err, "max_rel_error": rel, "rows_checked": nrows,
                              "k": k, "sssp_method": method}

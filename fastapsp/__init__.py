@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 from .errors import FastAPSPError, GraphFormatError, PartitionError  # noqa: E402
 from .graph import Graph  # noqa: E402
 
-__all__ = ["Graph", "read_graph", "solve", "partition_graph", "FastAPSPError", "GraphFormatError",
+__all__ = ["Graph", "read_graph", "solve", "stats", "shortest_path", "reconstruct_path", "partition_graph", "FastAPSPError", "GraphFormatError",
            "PartitionError", "__version__"]
 
 
@@ -41,7 +41,8 @@ def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):
 
 
 def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
-          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None, sssp_method: str = "auto"):
+          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None, sources=None,
+          sources_method: str = "auto", sssp_method: str = "auto"):
     """All-pairs shortest-path distances of ``graph`` in this process.
 
     Parameters
@@ -60,14 +61,19 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         Distance dtype.
     partition : Partition, optional
         Use this partition instead of computing one.
+    sources : str or array_like of int, optional
+        Compute only these rows: vertex ids (any order, repeats allowed), or a
+        ``--sources`` spec (``a:b``, ``random:N[:SEED]``, a file; sorted ids).
+    sources_method : {"auto", "pipeline", "sssp"}
+        How the rows of ``sources`` are computed (see :mod:`fastapsp.sources`).
     sssp_method : {"auto", "frontier", "boundary-graph"}
         Where the boundary rows come from; ``auto`` lets the cost model choose.
 
     Returns
     -------
-    numpy.ndarray, shape (n, n)
-        ``d[i, j]`` is the length of a shortest path from ``i`` to ``j``; ``inf``
-        when there is none.
+    numpy.ndarray, shape (n, n) or (len(sources), n)
+        ``d[i, j]`` is the length of a shortest path from ``i`` (``sources[i]``)
+        to ``j``; ``inf`` when there is none.
 
     Raises
     ------
@@ -84,6 +90,9 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
 
     if str(np.dtype(dtype)) not in DTYPES:
         raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
+    if sources is not None:
+        return _solve_sources(graph, sources, sources_method, k=k, partitioner=partitioner, backend=backend,
+                              seed=seed, imbalance=imbalance, dtype=dtype, partition=partition)
     if partition is None:
         k = default_k(graph.n) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
@@ -100,3 +109,100 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     if not sink.rows_written.all():  # every vertex lies in exactly one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
     return sink.result
+
+
+def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imbalance, dtype, partition):
+    """The rows of ``sources`` (see :func:`solve`)."""
+    import numpy as np
+
+    from .backend import resolve_backend
+    from .partition import partition_graph as _partition
+    from .pipeline import default_k, run_components
+    from .sink import MemorySink
+    from .sources import RowSubsetSink, SourceRows, choose_method, parse_sources, run_sssp_rows
+
+    ids = parse_sources(sources, graph.n)
+    order = None if isinstance(sources, str) else np.searchsorted(ids, np.asarray(sources, dtype=np.int64))
+    backend = resolve_backend(backend)
+    if method != "sssp" and partition is None:
+        k = default_k(graph.n) if k is None else k
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+    method = "sssp" if method == "sssp" else choose_method(partition, ids, graph.n, graph.m, method)
+    position = np.full(graph.n, -1, dtype=np.int64)
+    position[ids] = np.arange(ids.size)
+    memory = MemorySink(graph.n, dtype, rows=ids.size)
+    sink = RowSubsetSink(memory, position)
+    if method == "sssp":
+        run_sssp_rows(graph, ids, backend=backend, sink=sink, dtype=dtype)
+    else:
+        run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype,
+                       rows=SourceRows(partition, ids))
+    if not memory.rows_written.all():
+        raise RuntimeError("solve: some rows of the chosen sources were not computed")
+    return memory.result if order is None else memory.result[order]
+
+
+def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
+          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None):
+    """Statistics of the distance matrix of ``graph``, reduced block by block (never held whole).
+
+    Every row block is reduced where it is made (on the GPU with CuPy) to
+    O(n) numbers; see :mod:`fastapsp.reductions` for the definitions.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+    k, partitioner, backend, seed, imbalance, partition
+        As for :func:`solve`.
+    dtype : {"float64", "float32"}
+        Distance dtype of the row blocks (float32 is exact for integer distances below 2**24).
+
+    Returns
+    -------
+    fastapsp.reductions.Stats
+        ``s["diameter"]``, ``s["closeness"]`` (per vertex), ``s.histogram``, ...;
+        ``s.save(prefix)`` writes ``prefix.json`` and ``prefix.npz``.
+
+    Examples
+    --------
+    >>> import fastapsp
+    >>> g = fastapsp.Graph.from_edges(3, [0, 1], [1, 2], directed=False)
+    >>> s = fastapsp.stats(g, k=1, backend="numpy")
+    >>> s["diameter"], s["wiener_index"], s.histogram["counts"]
+    (2, 4, [0, 4, 2])
+    """
+    import numpy as np
+
+    from .backend import resolve_backend
+    from .partition import partition_graph as _partition
+    from .pipeline import DTYPES, default_k, run_components
+    from .reductions import StatsAccumulator
+    from .sink import NullSink
+
+    if str(np.dtype(dtype)) not in DTYPES:
+        raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
+    if partition is None:
+        k = default_k(graph.n) if k is None else k
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+    backend = resolve_backend(backend)
+    accumulator = StatsAccumulator.for_graph(graph, backend)
+    run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
+                   on_block=accumulator.update)
+    return accumulator.finalize()
+
+
+def shortest_path(csgraph, method="auto", directed=True, return_predecessors=False, unweighted=False,
+                  overwrite=False, indices=None, **kwargs):
+    """``scipy.sparse.csgraph.shortest_path``'s call, computed by fastapsp; see :func:`fastapsp.api.shortest_path`."""
+    from .api import shortest_path as _shortest_path
+
+    return _shortest_path(csgraph, method=method, directed=directed, return_predecessors=return_predecessors,
+                          unweighted=unweighted, overwrite=overwrite, indices=indices, **kwargs)
+
+
+def reconstruct_path(predecessors, source: int, target: int, *, sources=None) -> list:
+    """Vertices of a shortest path from a predecessor matrix; see :func:`fastapsp.paths.reconstruct_path`."""
+    from .paths import reconstruct_path as _reconstruct
+
+    return _reconstruct(predecessors, source, target, sources=sources)

@@ -63,7 +63,8 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--backend", choices=("auto", "numpy", "cupy"), default=None, help="default: auto")
     solve.add_argument("--output", default=None, metavar="PATH.npy|none|memory",
                        help="dense n x n result file (default: none, compute and discard)")
-    solve.add_argument("--dtype", choices=("float32", "float64"), default=None, help="default: float32")
+    solve.add_argument("--dtype", choices=("float32", "float64", "uint16", "uint8"), default=None,
+                       help="default: float32; uint16/uint8 for unweighted graphs (largest value = unreachable)")
     solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
                        help="reuse the partition saved in F, or save it there")
     solve.add_argument("--config", default=None, metavar="RUN.yaml", help="settings file; flags override it")
@@ -73,6 +74,25 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--tile", type=int, default=None, help="Floyd-Warshall tile of the host path (default 64)")
     solve.add_argument("--block-mb", dest="block_mb", type=float, default=None,
                        help="cap on one row block in MiB (default: from free memory)")
+    solve.add_argument("--stats", default=None, metavar="PREFIX",
+                       help="reduce every row block on the device: write PREFIX.json and PREFIX.npz")
+    solve.add_argument("--sources", default=None, metavar="SPEC",
+                       help="only the rows of these vertices: a file of ids, a range a:b, or random:N[:SEED]")
+    solve.add_argument("--sources-method", dest="sources_method", choices=("auto", "pipeline", "sssp"), default=None,
+                       help="how --sources rows are computed (default: auto, by a cost model)")
+    solve.add_argument("--verify", type=int, default=None, metavar="N",
+                       help="recompute N sampled rows with SciPy's Dijkstra; a mismatch fails the run")
+    solve.add_argument("--predecessors", action="store_true", default=None,
+                       help="also write PATH.predecessors.npy (int32, -9999 for none) beside --output PATH.npy")
+    solve.add_argument("--dry-run", dest="dry_run", action="store_true", default=None,
+                       help="print per rank the memory each stage needs, the output size and a time estimate; exit")
+    solve.add_argument("--quiet", action="store_true", default=None, help="no progress bar and no summary line")
+
+    path = sub.add_parser("path", help="print a shortest path from a solved result")
+    path.add_argument("result", help="distance file written by solve --predecessors --output RESULT.npy")
+    path.add_argument("source", type=int)
+    path.add_argument("target", type=int)
+    path.add_argument("--debug", action="store_true", help="show tracebacks")
 
     part = sub.add_parser("partition", help="partition a graph and print its metrics")
     graph_args(part)
@@ -99,6 +119,12 @@ def main(argv=None) -> int:
             return _info(comm)
         if args.command == "partition":
             return _partition(args, comm)
+        if args.command == "path":
+            from .paths import path_command
+
+            if comm.rank == 0:
+                print(path_command(args.result, args.source, args.target))
+            return 0
         return _solve(args, comm)
     except (FastAPSPError, ValueError, OSError, MemoryError, KeyError) as exc:
         if debug:
@@ -132,13 +158,33 @@ def _solve(args, comm) -> int:
     file_settings = load_run_file(args.config) if args.config else {}
     opts = merge_options(SolveOptions, file_settings, vars(args))
     report, _ = solve_job(opts, comm=comm)
-    if comm.rank == 0:
-        if opts.report:
-            _write_json(opts.report, report)
+    if opts.dry_run:
+        if comm.rank == 0:
+            _print_dry_run(report)
+            if opts.report:
+                _write_json(opts.report, report)
+        return 0
+    if comm.rank == 0 and opts.report:
+        _write_json(opts.report, report)
+    if comm.rank == 0 and not opts.quiet:
         print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} {report['partitioner']} "
               f"boundary={report['boundary_vertices']} cut={report['edge_cut']} ranks={report['ranks']} "
-              f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}")
+              f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}"
+              + (f"; verified {report['verified_rows']} rows" if "verified_rows" in report else ""))
     return 0
+
+
+def _print_dry_run(report) -> None:
+    gib = 2**30
+    print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} ranks={report['ranks']} "
+          f"{report['backend']} dtype={report['dtype']}: output {report['output']} "
+          f"{report['output_bytes'] / gib:.3f} GiB")
+    for rank in report["dry_run"]:
+        stages = rank.get("device_bytes_per_stage", {})
+        detail = " ".join(f"{k}={v / gib:.3f}" for k, v in stages.items())
+        eta = f" est {rank['estimated_seconds']:.1f} s" if "estimated_seconds" in rank else ""
+        print(f"  rank {rank['rank']}: {rank['rows']} rows, device peak {rank['device_peak_bytes'] / gib:.3f} GiB"
+              f"{' (' + detail + ' GiB)' if detail else ''}, host {rank['host_bytes'] / gib:.3f} GiB{eta}")
 
 
 def _partition(args, comm) -> int:

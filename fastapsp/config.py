@@ -10,7 +10,9 @@ __all__ = ["load_run_file", "merge_options"]
 
 _TYPES = {"graph": str, "k": int, "partitioner": str, "refine": str, "seed": int, "imbalance": float, "backend": str,
           "undirected": bool, "format": str, "output": str, "dtype": str, "partition_file": str,
-          "report": str, "tile": int, "block_mb": float, "sssp_method": str}
+          "report": str, "tile": int, "block_mb": float, "stats": str, "sources": str,
+          "sources_method": str, "verify": int, "predecessors": bool, "dry_run": bool,
+          "quiet": bool, "sssp_method": str}
 
 
 def load_run_file(path) -> dict:

@@ -15,7 +15,8 @@ import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend
 from .comm import max_over_ranks, run_phase, select_device
-from .cost import SSSP_METHODS, choose_method, predict
+from .cost import SSSP_METHODS, predict
+from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError
 from .io import read_graph
 from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS, load_partition,
@@ -27,10 +28,20 @@ from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, 
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, close_components
 from .stages.floyd_warshall import DEFAULT_TILE
 
+# Issue 9 (answers at scale): each feature in its own module, hooked in below.
+from .reductions import StatsAccumulator, finish_stats
+from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
+                      run_sssp_rows)
+from .paths import write_predecessors
+from .progress import make_progress
+from .sizing import check_output_fits, dry_run, output_bytes
+from .smalldist import SMALL_DTYPES, SmallIntSink, check_small_dtype
+from .verify import RowSampler, chain, pick_rows, verify_rows
+
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
 STAGES = ("sssp", "local_fw", "boundary_graph", "boundary_rows", "build", "floyd_warshall", "extract", "min_plus",
-          "assemble", "host_copy", "write")
+          "assemble", "stats", "host_copy", "write")
 DTYPES = ("float32", "float64")
 
 
@@ -59,6 +70,13 @@ class SolveOptions:
     tile: int = DEFAULT_TILE
     block_mb: float | None = None
     sssp_method: str = "auto"
+    stats: str | None = None  # --stats PREFIX (fastapsp/reductions.py)
+    sources: str | None = None  # --sources SPEC (fastapsp/sources.py)
+    sources_method: str = "auto"
+    verify: int = 0  # --verify N (fastapsp/verify.py)
+    predecessors: bool = False  # --predecessors (fastapsp/paths.py)
+    dry_run: bool = False  # --dry-run (fastapsp/sizing.py)
+    quiet: bool = False  # --quiet: no progress bar (fastapsp/progress.py)
 
     def check(self) -> None:
         """Reject values no run could use, before any work starts (same on every rank)."""
@@ -72,8 +90,8 @@ class SolveOptions:
             raise ConfigError(f"refine: {self.refine!r} is not one of {', '.join(REFINEMENTS)}")
         if not 0 <= self.imbalance < 1:
             raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
-        if self.dtype not in DTYPES:
-            raise ConfigError(f"dtype: {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.dtype not in DTYPES + SMALL_DTYPES:
+            raise ConfigError(f"dtype: {self.dtype!r} is not one of {', '.join(DTYPES + SMALL_DTYPES)}")
         if self.backend not in ("auto", "numpy", "cupy"):
             raise ConfigError(f"backend: {self.backend!r} is not one of auto, numpy, cupy")
         out = str(self.output)
@@ -81,6 +99,16 @@ class SolveOptions:
             raise ConfigError(f"output: {out!r} is not 'none', 'memory' or a path ending in .npy")
         if out.endswith(".npy") and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
             raise ConfigError(f"output: folder {os.path.dirname(os.path.abspath(out))} does not exist")
+        if self.stats and not os.path.isdir(os.path.dirname(os.path.abspath(self.stats))):
+            raise ConfigError(f"stats: folder {os.path.dirname(os.path.abspath(self.stats))} does not exist")
+        if self.sources_method not in METHODS:
+            raise ConfigError(f"sources_method: {self.sources_method!r} is not one of {', '.join(METHODS)}")
+        if self.stats and self.sources:
+            raise ConfigError("stats: --stats reduces the whole matrix and cannot be combined with --sources")
+        if self.predecessors and not out.endswith(".npy"):
+            raise ConfigError(f"predecessors: needs --output PATH.npy (they are derived from the file), found {out!r}")
+        if not isinstance(self.verify, int) or self.verify < 0:
+            raise ConfigError(f"verify: {self.verify!r} is not a number of rows >= 0")
         if self.tile < 1:
             raise ConfigError(f"tile: {self.tile} is not a positive integer")
         if self.block_mb is not None and self.block_mb <= 0:
@@ -140,9 +168,9 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 
 
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
-                   tile: int = DEFAULT_TILE, block_bytes: int | None = None, method: str = "frontier",
-                   closed: dict | None = None, boundary_blocks: dict | None = None, seed: int = 42,
-                   timer: StageTimer | None = None) -> dict:
+                   tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
+                   method: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
+                   seed: int = 42, timer: StageTimer | None = None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``method`` says where the boundary rows come from.  ``"frontier"``: the
@@ -155,6 +183,10 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     ``closed`` holds this rank's local closures (:func:`local_closures`); each
     component then needs no second Floyd-Warshall.  Each row block (in column
     chunks if it would not fit) goes to the host once.
+    ``on_block(vertices, column_start, block)``, when given, sees every block
+    on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
+    ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
+    chosen sources: other components are skipped (``--sources``).
 
     Returns the seconds spent in each stage (see ``STAGES``).
     """
@@ -166,6 +198,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     indptr, indices, weights = device_csr(graph, xp)
     timer = StageTimer(xp) if timer is None else timer
     components = [p for p in components if partition.sizes[p] > 0]
+    if rows is not None:
+        components = [p for p in components if rows.per_component[p] > 0]
     writer = _HostWriter(xp, sink, dtype)
     if method == "boundary-graph":
         if closed is None:  # one process with everything: close every component here
@@ -186,8 +220,14 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             if matrix is None:  # not kept (memory): close it again
                 with timer("local_fw"):
                     matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
-            _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
-                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, closed=matrix)
+            if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
+                _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
+                             dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
+                             on_block=on_block)
+            else:
+                _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
+                           dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
+                           on_block=on_block, closed=matrix)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -203,8 +243,13 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             vertices, nb = partition.component(p)
             rows_b = all_rows[first : first + nb]
             first += nb
+            if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
+                _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
+                             dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
+                             on_block=on_block)
+                continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
-                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer)
+                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block)
         del all_rows
     writer.close(timer)
     if xp is not np:
@@ -243,7 +288,7 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               closed=None):
+               on_block=None, closed=None):
     """Stages 2-6 of one component, its boundary rows already computed.
 
     With ``closed`` (the component closed over its own arcs, boundary-graph
@@ -270,9 +315,29 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
         with timer("assemble"):
             assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start, minimum=closed is not None)
+        if on_block is not None:  # device-side consumers (--stats), before any copy
+            with timer("stats"):
+                on_block(vertices_host, start, block)
         if sink.needs_host:
             writer.put(vertices_host, start, block, timer)
         del block
+
+
+def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
+                 writer, on_block):
+    """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
+    local = rows.local(vertices_host)
+    width = _column_width(vertices_host.size, nb, graph.n, dtype.itemsize, xp, block_bytes, component=p)
+
+    def emit(ids, start, block):
+        if on_block is not None:
+            with timer("stats"):
+                on_block(ids, start, block)
+        if sink.needs_host:
+            writer.put(ids, start, block, timer)
+
+    component_rows(csr, vertices_host, nb, rows_b, local, n=graph.n, xp=xp, dtype=dtype, tile=tile, width=width,
+                   timer=timer, emit=emit)
 
 
 class _HostWriter:
@@ -401,42 +466,106 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     k = default_k(graph.n) if opts.k is None else opts.k
     if k > max(1, graph.n):
         raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
+    sources = method = None
+    if opts.sources:  # --sources (fastapsp/sources.py)
+        sources = run_phase(comm, "reading the sources", parse_sources, opts.sources, graph.n)
+        method = "sssp" if opts.sources_method == "sssp" or (opts.sources_method == "auto" and sources.size <= k) \
+            else None
     t = time.perf_counter()
-    partition = _partition_everywhere(graph, opts, k, comm=comm)
+    partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm)
     seconds["partition"] = time.perf_counter() - t
+    if sources is not None and method is None:
+        method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method)
 
     backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
     device = "cpu"
     if backend == "cupy":
         device_id = select_device(comm)
         device = f"cuda:{device_id} {gpu_name(device_id)}"
-    plan = schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
-    prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
-                         unit_weights=graph.unit_weights, backend=backend, dtype=opts.dtype,
-                         dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
-    method = choose_method(prediction) if opts.sssp_method == "auto" else opts.sssp_method
-    sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm)
+    selection = None
+    prediction, sssp_method = None, None
+    if partition is not None:
+        costs = component_costs(partition, graph.n, graph.m)
+        if sources is not None:
+            selection = SourceRows(partition, sources)
+            costs = np.where(selection.needed(), costs, 0.0)
+        plan = schedule_components(costs, comm.size)
+        prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
+                             unit_weights=graph.unit_weights, backend=backend, dtype=opts.dtype,
+                             dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
+        sssp_method = choose_sssp_method(prediction) if opts.sssp_method == "auto" else opts.sssp_method
+    compute_dtype = opts.dtype
+    if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
+        run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
+        compute_dtype = "float32"
+    out_rows = graph.n if sources is None else int(sources.size)
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
+    if opts.dry_run:  # sizes and estimates only (fastapsp/sizing.py)
+        report = _report(graph, partition, opts, backend, device, {"total": time.perf_counter() - start}, comm.size)
+        report["output_bytes"] = output_bytes(out_rows, graph.n, opts.dtype)
+        report["dry_run"] = _dry_run_ranks(graph, partition, plan if partition is not None else None, sources,
+                                           compute_dtype, backend, opts, block_bytes, comm.size)
+        return report, None
+    run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, opts.dtype)
+    sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm, rows=None if sources is None else sources.size)
+    if opts.dtype in SMALL_DTYPES:
+        sink = SmallIntSink(sink, opts.dtype)
+    if sources is not None:
+        sink = RowSubsetSink(sink, _positions(sources, graph.n))
+    accumulator = StatsAccumulator.for_graph(graph, backend) if opts.stats else None
+    sampler = None
+    if opts.verify:
+        sampler = RowSampler(pick_rows(np.arange(graph.n) if sources is None else sources, opts.verify), graph.n)
+    progress = make_progress([partition.sizes[p] for p in plan[0]] if method != "sssp" else [sources.size],
+                             graph.n, rank=comm.rank, quiet=opts.quiet)
+    on_block = chain(None if accumulator is None else accumulator.update, sampler, progress)
+    verified = {}
     try:
-        extra = {}
-        timer = None
-        if method == "boundary-graph":
-            extra, timer = _boundary_graph_inputs(graph, partition, plan[comm.rank], backend, opts.dtype, comm=comm)
-        stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
-                                  plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
-                                  block_bytes=block_bytes, method=method, seed=opts.seed, timer=timer, **extra)
+        if method == "sssp":
+            stage_seconds = run_phase(comm, "computing the source rows", run_sssp_rows, graph,
+                                      sources[comm.rank :: comm.size], backend=backend, sink=sink, dtype=compute_dtype,
+                                      block_bytes=block_bytes, on_block=on_block)
+        else:
+            extra, timer = {}, None
+            if sssp_method == "boundary-graph":
+                # Every component's boundary rows are needed, also with --sources: close them all, spread.
+                spread = plan if selection is None else \
+                    schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
+                extra, timer = _boundary_graph_inputs(graph, partition, spread[comm.rank], backend, compute_dtype,
+                                                      comm=comm)
+            stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
+                                      plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype, tile=opts.tile,
+                                      block_bytes=block_bytes, on_block=on_block, rows=selection,
+                                      method=sssp_method, seed=opts.seed, timer=timer, **extra)
+        if sampler is not None:  # before the output is committed: a wrong result is not left behind
+            verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
         sink.commit()
+        if sources is not None and sink.path:
+            run_phase(comm, "saving the source ids",
+                      (lambda: np.save(ids_path(sink.path), sources)) if comm.rank == 0 else (lambda: None))
+        if opts.predecessors:
+            run_phase(comm, "deriving the predecessors",
+                      (lambda: write_predecessors(graph, sink.path, sources)) if comm.rank == 0 else (lambda: None))
     except BaseException:
         sink.abort()
         raise
+    finally:
+        if progress is not None:
+            progress.close()
     seconds.update(stage_seconds)
+    if accumulator is not None:
+        finish_stats(accumulator, opts.stats, comm=comm)
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
-    report["sssp_method"] = method
+    report["sssp_method"] = sssp_method
     report["sssp_method_asked"] = opts.sssp_method
-    report["predicted_seconds"] = {name: {key: round(value, 6) for key, value in stages.items()}
-                                   for name, stages in prediction.items()}
+    if prediction is not None:
+        report["predicted_seconds"] = {name: {key: round(value, 6) for key, value in stages.items()}
+                                       for name, stages in prediction.items()}
+    report.update(verified)
+    if sources is not None:
+        report.update(sources=int(sources.size), sources_method=method)
     return report, sink
 
 
@@ -459,7 +588,31 @@ def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm):
     return {"closed": closed, "boundary_blocks": blocks}, timer
 
 
+def _dry_run_ranks(graph, partition, plan, sources, dtype, backend, opts, block_bytes, ranks) -> list:
+    """``--dry-run``: per rank memory and time (see :func:`fastapsp.sizing.dry_run`)."""
+    if plan is not None:
+        return dry_run(graph, partition, plan, dtype=dtype, backend=backend, output=str(opts.output),
+                       rows=graph.n if sources is None else sources.size, block_bytes=block_bytes)
+    per_rank = [sources[r::ranks].size for r in range(ranks)]  # --sources by SSSP: one batch of rows at a time
+    itemsize = np.dtype(dtype).itemsize
+    return [{"rank": r, "rows": rows, "device_peak_bytes": min(rows, 4096) * graph.n * itemsize,
+             "host_bytes": rows * graph.n * itemsize if str(opts.output) == "memory" else 0} for r, rows in
+            enumerate(per_rank)]
+
+
+def _positions(sources, n: int) -> np.ndarray:
+    """Output row of every vertex (-1 for those not among ``sources``)."""
+    position = np.full(n, -1, dtype=np.int64)
+    position[sources] = np.arange(sources.size)
+    return position
+
+
 def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:
+    if partition is None:  # --sources computed by SSSP alone: no partition was made
+        from .partition import make_partition
+
+        partition = make_partition(graph, np.zeros(graph.n, dtype=np.int32), 1, method="none", seed=-1,
+                                   imbalance=math.inf, seconds=0.0)
     metrics = partition.metrics()
     stages = {key: round(value, 6) for key, value in seconds.items() if key != "total"}
     return {

@@ -59,7 +59,7 @@ class NullSink:
 
 
 class MemorySink:
-    """Keeps the rows of this rank in one host array of shape (n, n).
+    """Keeps the rows of this rank in one host array of shape (n, n) (``(rows, n)`` when given).
 
     With one rank this is the whole answer.  The array is not initialised (an
     n x n fill would cost as much as the copy itself); ``rows_written`` tells
@@ -69,9 +69,10 @@ class MemorySink:
     needs_host = True
     path = None
 
-    def __init__(self, n: int, dtype) -> None:
-        self.result = np.empty((n, n), dtype=dtype)
-        self.rows_written = np.zeros(n, dtype=bool)
+    def __init__(self, n: int, dtype, *, rows: int | None = None) -> None:
+        rows = n if rows is None else rows
+        self.result = np.empty((rows, n), dtype=dtype)
+        self.rows_written = np.zeros(rows, dtype=bool)
 
     def write(self, vertices, column_start, block) -> None:
         _scatter_rows(self.result, vertices, column_start, block)
@@ -85,7 +86,7 @@ class MemorySink:
 
 
 class NpySink:
-    """One ``.npy`` file of shape (n, n) that every rank writes its own rows into.
+    """One ``.npy`` file of shape (n, n) (``(rows, n)`` when given) that every rank writes its own rows into.
 
     Rank 0 creates the file (header and full size) under a temporary name; every
     rank then maps it and writes its rows; :meth:`commit` renames it to ``path``
@@ -95,11 +96,12 @@ class NpySink:
 
     needs_host = True
 
-    def __init__(self, path: str, n: int, dtype, *, comm) -> None:
+    def __init__(self, path: str, n: int, dtype, *, comm, rows: int | None = None) -> None:
         self.path = os.fspath(path)
         self.comm = comm
         self.dtype = np.dtype(dtype)
         self.n = n
+        self.rows = n if rows is None else rows
         self.tmp = comm.bcast(f"{self.path}.tmp{os.getpid()}" if comm.rank == 0 else None)
         offset = run_phase(comm, "creating the output file", self._create if comm.rank == 0 else lambda: None)
         offset = comm.bcast(offset)
@@ -107,7 +109,7 @@ class NpySink:
 
     def _create(self) -> int:
         try:
-            mm = np.lib.format.open_memmap(self.tmp, mode="w+", dtype=self.dtype, shape=(self.n, self.n))
+            mm = np.lib.format.open_memmap(self.tmp, mode="w+", dtype=self.dtype, shape=(self.rows, self.n))
         except OSError as exc:
             raise OSError(f"output {self.path}: cannot create {self.tmp}: {exc.strerror or exc}") from None
         offset = mm.offset
@@ -115,9 +117,9 @@ class NpySink:
         return offset
 
     def _open(self, offset: int):
-        if self.n == 0:
-            return np.empty((0, 0), dtype=self.dtype)
-        return np.memmap(self.tmp, mode="r+", dtype=self.dtype, offset=offset, shape=(self.n, self.n))
+        if self.n == 0 or self.rows == 0:
+            return np.empty((self.rows, self.n), dtype=self.dtype)
+        return np.memmap(self.tmp, mode="r+", dtype=self.dtype, offset=offset, shape=(self.rows, self.n))
 
     def write(self, vertices, column_start, block) -> None:
         _scatter_rows(self.array, vertices, column_start, block)
@@ -143,12 +145,12 @@ class NpySink:
                 pass
 
 
-def make_sink(output, n: int, dtype, *, comm):
-    """Sink for the ``--output`` value: ``none``, ``memory`` or a ``.npy`` path."""
+def make_sink(output, n: int, dtype, *, comm, rows: int | None = None):
+    """Sink for the ``--output`` value: ``none``, ``memory`` or a ``.npy`` path; ``rows`` x n (default n x n)."""
     if output is None or str(output) == "none":
         return NullSink()
     if str(output) == "memory":
-        return MemorySink(n, dtype)
+        return MemorySink(n, dtype, rows=rows)
     if not str(output).endswith(".npy"):
         raise ValueError(f"--output: {output!r} is not 'none', 'memory' or a path ending in .npy")
-    return NpySink(output, n, dtype, comm=comm)
+    return NpySink(output, n, dtype, comm=comm, rows=rows)

@@ -1,0 +1,339 @@
+"""Statistics of the distance matrix, reduced from each row block where it is made.
+
+A :class:`StatsAccumulator` is fed every row block of the distance matrix on the
+device that computed it (NumPy or CuPy, the array module is taken from the
+block), before anything is copied to the host.  It keeps O(n) numbers: per row
+(out-going distances) and per column (in-coming distances) the sum of finite
+distances, the reachable count, the sum of reciprocal distances and, per row,
+the largest finite distance; and a histogram of all finite distances.  The
+ranks' accumulators are combined with :meth:`StatsAccumulator.finalize`.
+
+Definitions (``d(u, v)`` the distance, ``inf`` when ``v`` cannot be reached):
+
+- ``reachable[v]``: vertices ``u != v`` with ``d(v, u)`` finite (``reachable_in``: ``d(u, v)``).
+- ``sum_distances[v]``: sum of the finite ``d(v, u)`` (``sum_distances_in``: of ``d(u, v)``).
+- ``eccentricity[v]``: ``max_u d(v, u)``, ``inf`` when ``v`` cannot reach every vertex.
+- ``closeness`` and ``harmonic``: as :func:`networkx.closeness_centrality` (with the
+  Wasserman-Faust correction) and :func:`networkx.harmonic_centrality` define them,
+  which for directed graphs use in-coming distances; ``closeness_out`` and
+  ``harmonic_out`` use out-going ones.
+- ``diameter``, ``radius``: largest and smallest over ``v`` of the largest finite
+  ``d(v, u)`` (equal to networkx's when ``strongly_connected``); ``center_size``
+  and ``periphery_size`` count the vertices attaining them.
+- ``reachable_pairs``: ordered pairs ``u != v`` with ``d(u, v)`` finite;
+  ``sum_of_distances`` their total; ``average_shortest_path_length`` the mean;
+  ``wiener_index`` as networkx (half the total for undirected graphs, ``inf`` unless
+  strongly connected).
+- The histogram counts the reachable ordered pairs ``u != v`` by distance: bin ``i``
+  holds ``bin_width * i <= d < bin_width * (i + 1)``.  For integer weights the
+  width is 1 (one bin per distance) unless the distances exceed 65,536, for real
+  weights a power of two; the width doubles, merging pairs of bins, whenever a
+  distance falls past the last bin, so counts stay exact per bin.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .backend import array_module
+
+__all__ = ["StatsAccumulator", "Stats", "graph_weights_are_integers", "finish_stats"]
+
+# Elements of one row block reduced at once: bounds the temporaries (about 30 bytes each).
+_CHUNK_ELEMENTS = 1 << 22
+_INTEGER_BINS = 1 << 16
+_REAL_BINS = 1 << 10
+_VERTEX_ARRAYS = ("eccentricity", "closeness", "closeness_out", "harmonic", "harmonic_out", "sum_distances",
+                  "sum_distances_in", "reachable", "reachable_in")
+
+
+def graph_weights_are_integers(graph) -> bool:
+    """True when every arc weight is a whole number (distances are then integers)."""
+    w = graph.weights
+    return bool(np.all(w == np.floor(w)))
+
+
+def _initial_bin_width(graph, integer: bool) -> float:
+    """1 for integer weights; else a power of two, 1/64 of the largest weight (or 1 without arcs)."""
+    if integer or graph.m == 0 or float(graph.weights.max()) == 0.0:
+        return 1.0
+    return 2.0 ** (math.floor(math.log2(float(graph.weights.max()))) - 6)
+
+
+class StatsAccumulator:
+    """Per-vertex and global reductions of the distance matrix, fed one row block at a time.
+
+    Parameters
+    ----------
+    n : int
+        Number of vertices (columns of every row).
+    xp : module
+        ``numpy`` or ``cupy``: where the accumulators live (the blocks' module).
+    integer : bool
+        True when distances are whole numbers: sums are then kept in int64,
+        and the histogram starts with one bin per distance.
+    directed : bool
+        Whether the graph is directed (only the Wiener index depends on it).
+    bin_width : float
+        Initial histogram bin width (a power of two times 1 for exact merging).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> acc = StatsAccumulator(2, integer=True, directed=False)
+    >>> acc.update(np.array([0, 1]), 0, np.array([[0.0, 3.0], [3.0, 0.0]]))
+    >>> s = acc.finalize()
+    >>> s["diameter"], s["closeness"].tolist()
+    (3, [0.3333333333333333, 0.3333333333333333])
+    """
+
+    def __init__(self, n: int, *, xp=np, integer: bool, directed: bool, bin_width: float = 1.0) -> None:
+        if n < 0:
+            raise ValueError(f"n: {n} is negative")
+        if not bin_width > 0:
+            raise ValueError(f"bin_width: {bin_width} must be > 0")
+        self.n, self.xp, self.integer, self.directed = int(n), xp, bool(integer), bool(directed)
+        total = np.int64 if integer else np.float64
+        self.row_sum = xp.zeros(n, dtype=total)
+        self.col_sum = xp.zeros(n, dtype=total)
+        self.row_reach = xp.zeros(n, dtype=np.int64)
+        self.col_reach = xp.zeros(n, dtype=np.int64)
+        self.row_harm = xp.zeros(n, dtype=np.float64)
+        self.col_harm = xp.zeros(n, dtype=np.float64)
+        self.row_max = xp.zeros(n, dtype=np.float64)
+        self.bins = _INTEGER_BINS if integer else _REAL_BINS
+        self.base_width = float(bin_width)
+        self.level = 0  # the bin width is base_width * 2**level
+        self.hist = xp.zeros(self.bins, dtype=np.int64)
+        # Host bookkeeping of the diagonal (d(v, v) = 0 is in some block of row v): removed at the end.
+        self.diagonal = np.zeros(n, dtype=np.int64)
+
+    @classmethod
+    def for_graph(cls, graph, backend: str = "numpy") -> "StatsAccumulator":
+        """An accumulator for ``graph``'s distances, on the ``numpy`` or ``cupy`` backend."""
+        if backend == "cupy":
+            import cupy as xp
+        else:
+            xp = np
+        integer = graph_weights_are_integers(graph)
+        return cls(graph.n, xp=xp, integer=integer, directed=graph.directed,
+                   bin_width=_initial_bin_width(graph, integer))
+
+    @property
+    def bin_width(self) -> float:
+        return self.base_width * 2.0**self.level
+
+    # ------------------------------------------------------------------ feeding
+    def update(self, rows, column_start: int, block) -> None:
+        """Add the distances ``block[a, j] = d(rows[a], column_start + j)``.
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape (r,)
+            Vertex of every row (host or device); distinct within a block.
+        column_start : int
+            Vertex of the first column.
+        block : ndarray, shape (r, w)
+            Exact distances on the accumulator's array module, ``inf`` for unreachable.
+        """
+        xp = array_module(block)
+        if xp is not self.xp:
+            raise TypeError(f"block: a {type(block).__module__} array, but the accumulator lives on "
+                            f"{self.xp.__name__}")
+        r, w = block.shape
+        rows_host = np.asarray(rows.get() if hasattr(rows, "get") else rows, dtype=np.int64)
+        if rows_host.shape != (r,):
+            raise ValueError(f"rows: expected {r} vertex ids, found shape {rows_host.shape}")
+        if column_start < 0 or column_start + w > self.n:
+            raise ValueError(f"column_start: columns {column_start}..{column_start + w - 1} leave 0..{self.n - 1}")
+        if r == 0 or w == 0:
+            return
+        inside = (rows_host >= column_start) & (rows_host < column_start + w)
+        self.diagonal[rows_host[inside]] += 1
+        rows_dev = xp.asarray(rows_host)
+        step = max(1, _CHUNK_ELEMENTS // w)
+        for a0 in range(0, r, step):
+            self._update_chunk(rows_dev[a0 : a0 + step], column_start, block[a0 : a0 + step])
+
+    def _update_chunk(self, rows, column_start: int, x) -> None:
+        xp = self.xp
+        cols = slice(column_start, column_start + x.shape[1])
+        finite = xp.isfinite(x)
+        z = xp.where(finite, x, 0).astype(np.float64)  # unreachable counts as 0 in sums and maxima
+        row_sum, col_sum = z.sum(axis=1), z.sum(axis=0)
+        if self.integer:  # exact: each partial sum is an integer below 2**53
+            row_sum, col_sum = xp.rint(row_sum).astype(np.int64), xp.rint(col_sum).astype(np.int64)
+        self.row_sum[rows] += row_sum
+        self.col_sum[cols] += col_sum
+        self.row_reach[rows] += finite.sum(axis=1)
+        self.col_reach[cols] += finite.sum(axis=0)
+        self.row_max[rows] = xp.maximum(self.row_max[rows], z.max(axis=1))
+        inverse = 1.0 / xp.where(z > 0, z, np.inf)  # 0 for unreachable and zero distances, as networkx
+        self.row_harm[rows] += inverse.sum(axis=1)
+        self.col_harm[cols] += inverse.sum(axis=0)
+        del inverse
+        top = float(z.max())
+        while top >= self.bin_width * self.bins:
+            self._double_width()
+        index = xp.where(finite, xp.floor(z / self.bin_width), self.bins).astype(np.int64)
+        self.hist += xp.bincount(index.ravel(), minlength=self.bins + 1)[: self.bins]
+
+    def _double_width(self) -> None:
+        """Merge bins pairwise: bin i of the wider histogram is bins 2i and 2i+1 of this one."""
+        xp = self.xp
+        merged = self.hist.reshape(-1, 2).sum(axis=1)
+        self.hist = xp.concatenate([merged, xp.zeros(self.bins - merged.size, dtype=np.int64)])
+        self.level += 1
+
+    # ----------------------------------------------------------------- combining
+    def finalize(self, *, comm=None) -> "Stats":
+        """Combine the accumulators of every rank of ``comm`` and compute the statistics.
+
+        Collective when ``comm`` is given: every rank must call it, and every
+        rank gets the same :class:`Stats`.  Each row of the matrix must have
+        been fed exactly once, on one rank.
+        """
+        from .comm import SerialComm, run_phase
+
+        comm = SerialComm() if comm is None else comm
+        level = max(comm.allgather(self.level))
+        # Local work (device to host) first, in one phase, so a failure cannot strand a rank in a collective.
+        parts = run_phase(comm, "collecting the statistics", self._host_parts, level)
+        if comm.size > 1:
+            parts = [comm.allreduce(a) for a in parts]
+        row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max, hist, diagonal = parts
+        row_reach = row_reach - diagonal
+        col_reach = col_reach - diagonal
+        hist = hist.copy()
+        if hist.size:
+            hist[0] -= int(diagonal.sum())
+        return _compute(self.n, self.integer, self.directed, self.bin_width, row_sum, col_sum, row_reach,
+                        col_reach, row_harm, col_harm, row_max, hist)
+
+    def _host_parts(self, level: int) -> list:
+        while self.level < level:
+            self._double_width()
+        arrays = (self.row_sum, self.col_sum, self.row_reach, self.col_reach, self.row_harm, self.col_harm,
+                  self.row_max, self.hist, self.diagonal)
+        return [a.get() if hasattr(a, "get") else np.array(a) for a in arrays]
+
+
+def _closeness(total, reach, n):
+    """networkx's closeness with the Wasserman-Faust correction, from sums and reachable counts."""
+    total = total.astype(np.float64)
+    reach = reach.astype(np.float64)
+    out = np.zeros(total.shape, dtype=np.float64)
+    ok = (total > 0) & (n > 1)
+    out[ok] = reach[ok] / total[ok] * (reach[ok] / (n - 1))
+    return out
+
+
+def _compute(n, integer, directed, width, row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max,
+             hist) -> "Stats":
+    connected = bool(np.all(row_reach == n - 1))
+    eccentricity = np.where(row_reach == n - 1, row_max, np.inf)
+    vertex = {
+        "eccentricity": eccentricity,
+        "closeness": _closeness(col_sum, col_reach, n),
+        "closeness_out": _closeness(row_sum, row_reach, n),
+        "harmonic": col_harm,
+        "harmonic_out": row_harm,
+        "sum_distances": row_sum,
+        "sum_distances_in": col_sum,
+        "reachable": row_reach,
+        "reachable_in": col_reach,
+    }
+    scalar = int if integer else float
+    total = scalar(row_sum.sum()) if n else scalar(0)
+    pairs = int(row_reach.sum()) if n else 0
+    if n:
+        diameter, radius = scalar(row_max.max()), scalar(row_max.min())
+        center, periphery = int(np.count_nonzero(row_max == radius)), int(np.count_nonzero(row_max == diameter))
+    else:
+        diameter = radius = None
+        center = periphery = 0
+    if connected:
+        wiener = total if directed else (total // 2 if integer else total / 2)
+    else:
+        wiener = math.inf
+    last = int(np.flatnonzero(hist)[-1]) + 1 if np.any(hist) else 0
+    counts = hist[:last].astype(np.int64)
+    scalars = {
+        "n": int(n),
+        "directed": bool(directed),
+        "strongly_connected": connected,
+        "diameter": diameter,
+        "radius": radius,
+        "center_size": center,
+        "periphery_size": periphery,
+        "reachable_pairs": pairs,
+        "sum_of_distances": total,
+        "average_shortest_path_length": total / pairs if pairs else 0.0,
+        "wiener_index": wiener,
+    }
+    histogram = {
+        "bin_width": float(width),
+        "exact_integer_bins": bool(integer and width == 1.0),
+        "edges": (np.arange(last + 1, dtype=np.float64) * width).tolist(),
+        "counts": counts.tolist(),
+    }
+    return Stats(scalars, histogram, vertex)
+
+
+@dataclass
+class Stats:
+    """The reductions of a distance matrix (see the module text for definitions).
+
+    ``stats["diameter"]`` reads a scalar, ``stats["closeness"]`` a per-vertex
+    array, ``stats.histogram`` holds ``edges`` and ``counts``.
+    """
+
+    scalars: dict
+    histogram: dict
+    vertex: dict
+
+    def __getitem__(self, key):
+        if key in self.scalars:
+            return self.scalars[key]
+        if key in self.vertex:
+            return self.vertex[key]
+        if key == "histogram":
+            return self.histogram
+        raise KeyError(f"{key!r} is not a statistic; known: {', '.join([*self.scalars, *self.vertex, 'histogram'])}")
+
+    def to_json_dict(self) -> dict:
+        """Scalars and histogram as strict JSON (``inf`` becomes ``null``)."""
+
+        def clean(value):
+            if isinstance(value, float) and not math.isfinite(value):
+                return None
+            return value
+
+        data = {key: clean(value) for key, value in self.scalars.items()}
+        data["histogram"] = self.histogram
+        data["per_vertex"] = list(self.vertex)
+        return data
+
+    def save(self, prefix) -> tuple[str, str]:
+        """Write ``PREFIX.json`` (scalars, histogram) and ``PREFIX.npz`` (per-vertex arrays)."""
+        prefix = str(prefix)
+        json_path, npz_path = f"{prefix}.json", f"{prefix}.npz"
+        with open(json_path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_json_dict(), fh, indent=2, allow_nan=False)
+            fh.write("\n")
+        np.savez(npz_path, **self.vertex)
+        return json_path, npz_path
+
+
+def finish_stats(accumulator: StatsAccumulator, prefix, *, comm) -> Stats:
+    """Combine every rank's accumulator (collective) and, on rank 0, write ``PREFIX.json`` and ``PREFIX.npz``."""
+    from .comm import run_phase
+
+    stats = accumulator.finalize(comm=comm)
+    if prefix:
+        run_phase(comm, "writing the statistics", (lambda: stats.save(prefix)) if comm.rank == 0 else (lambda: None))
+    return stats

@@ -1,0 +1,72 @@
+"""--dry-run sizes, the up-front refusal of an output that cannot fit, and --quiet / progress."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+import fastapsp.sizing as sizing
+from cli_util import DATA, run_cli
+from fastapsp.errors import ConfigError
+from fastapsp.progress import Progress, make_progress
+
+MINNESOTA = DATA / "minnesota.mtx.gz"
+
+
+def test_dry_run_prints_sizes_and_writes_nothing(tmp_path):
+    out, report = tmp_path / "d.npy", tmp_path / "r.json"
+    proc = run_cli("solve", MINNESOTA, "-k", 4, "--backend", "numpy", "--output", out, "--dry-run",
+                   "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    assert not out.exists()
+    data = json.loads(report.read_text())
+    assert data["output_bytes"] == 2642 * 2642 * 4
+    (rank,) = data["dry_run"]
+    assert rank["rows"] == 2642 and rank["estimated_seconds"] > 0
+    # the largest component's matrix and its boundary rows are counted in Floyd-Warshall
+    stages = rank["device_bytes_per_stage"]
+    assert stages["floyd_warshall"] >= stages["sssp"] and stages["min_plus"] >= stages["extract"]
+    assert "rank 0: 2642 rows" in proc.stdout
+
+
+def test_stage_memory_formula():
+    m = sizing.stage_memory(c=10, b=4, n=100, itemsize=4, width=50)
+    assert m["sssp"] == 4 * 100 * 4
+    assert m["floyd_warshall"] == 4 * 100 * 4 + 10 * 10 * 4
+    assert m["min_plus"] == 4 * 100 * 4 + 10 * 10 * 4 + 6 * 4 * 4 + 10 * 50 * 4
+
+
+def test_output_that_does_not_fit_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(sizing, "_host_available", lambda: 1000)
+    with pytest.raises(ConfigError, match="memory needs"):
+        sizing.check_output_fits("memory", 100, 100, "float32")
+    assert sizing.check_output_fits("memory", 10, 10, "float32") == 400
+
+    class Usage:
+        free = 5000
+
+    monkeypatch.setattr(sizing.shutil, "disk_usage", lambda folder: Usage)
+    with pytest.raises(ConfigError, match="GiB free"):
+        sizing.check_output_fits(str(tmp_path / "d.npy"), 100, 100, "float32")
+    assert sizing.check_output_fits(str(tmp_path / "d.npy"), 10, 10, "float64") == 800
+    assert sizing.check_output_fits("none", 10**6, 10**6, "float64") == 8 * 10**12
+
+
+def test_progress_counts_rows_and_components():
+    stream = io.StringIO()
+    bar = Progress([3, 2], 10, file=stream)
+    bar(np.arange(3), 0, np.zeros((3, 5)))
+    assert bar.done == 1.5
+    bar(np.arange(3), 5, np.zeros((3, 5)))
+    bar(np.arange(2), 0, np.zeros((2, 10)))
+    assert bar.done == 5
+    bar.close()
+    assert "components 2/2" in stream.getvalue()
+    assert make_progress([3], 10, rank=0, quiet=False, stream=io.StringIO()) is None  # not a terminal
+    assert make_progress([3], 10, rank=0, quiet=True) is None
+
+
+def test_quiet_prints_nothing():
+    proc = run_cli("solve", MINNESOTA, "-k", 2, "--backend", "numpy", "--quiet")
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
