@@ -31,7 +31,7 @@ make)
 run)
     name=$2; k=$3; shift 3
     path=$(ls "$DATA/$name".mtx* | head -1)
-    python3 benchmarks/gpu_pipeline.py --graph "$name=$path" --k $k --sssp-method "$@" --tag "$TAG" \
+    python3 benchmarks/gpu_pipeline.py --graph "$name=$path" --k $k --sssp-method "$@" --tag "$TAG" --outputs ${OUTPUTS:-none} \
         --check "${CHECK:-2}" ${LAUNCHER:+--launcher "$LAUNCHER"} --ranks "${RANKS:-1}" ${WARMUP:+--warmup "$WARMUP"}
     ;;
 *)
