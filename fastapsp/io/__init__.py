@@ -116,7 +116,7 @@ def detect_format(path) -> str:
     where = os.fspath(path)
     fmt = _format_from_extension(path, where)
     if fmt == "mtx" and _extension(path) == ".mtx":
-        return _mtx_or_fastapsp(_read_head(path, where))
+        return _mtx_or_fastapsp(_read_head(path, where, 4096))
     return fmt
 
 
@@ -167,7 +167,7 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False) -> 
         format = _format_from_extension(path, where)
         data = _read_text(path, where)
         if format == "mtx" and _extension(path) == ".mtx":
-            format = _mtx_or_fastapsp(data[:64])
+            format = _mtx_or_fastapsp(data[:4096])
     else:
         data = _read_text(path, where)
     source = _Source(where, data, path.name, bool(undirected))
@@ -198,4 +198,6 @@ def _format_from_extension(path: Path, where: str) -> str:
 def _mtx_or_fastapsp(head: bytes) -> str:
     if head.startswith(_UTF8_BOM):
         head = head[len(_UTF8_BOM):]
+    # Blank lines or spaces before the banner must not turn a directed file into the undirected layout.
+    head = head.lstrip()
     return "mtx" if head[: len(BANNER)].lower() == BANNER else "fastapsp"

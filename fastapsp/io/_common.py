@@ -169,6 +169,8 @@ def _token_match(body: bytes, token: int):
 def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes) -> _Tokens:
     """Parse every number from ``offset`` to the end of the file."""
     body = source.data[offset:]
+    # Decided before comments are blanked: a comment on a last line without a newline must still count.
+    unterminated = bool(body) and not body.endswith(b"\n")
     comment_lines = np.zeros(0, dtype=np.int64)
     if comment in body:
         # Comment lines after the header are rare: blank them out line by line,
@@ -183,7 +185,7 @@ def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes) -> 
     starts = _token_starts(body)
     newlines = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 10)
     ends = np.searchsorted(starts, newlines)
-    if body and not body.endswith(b"\n"):
+    if unterminated:
         ends = np.append(ends, starts.size)
     counts = np.diff(ends, prepend=0)
     values = _parse_numbers(source, body, first_line, starts.size)

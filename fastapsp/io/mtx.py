@@ -13,7 +13,8 @@ _BANNER_FORM = "'%%MatrixMarket matrix coordinate <pattern|integer|real> <genera
 
 
 def _read_mtx(source: _Source) -> Graph:
-    line, banner, _, end = next(source.lines())
+    # The banner is the first line that is not blank.
+    line, banner, _, end = next((found for found in source.lines() if found[1]), next(source.lines()))
     if not banner.lower().startswith(BANNER):
         raise source.error(
             line,
