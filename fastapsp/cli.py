@@ -59,7 +59,9 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--backend", choices=("auto", "numpy", "cupy"), default=None, help="default: auto")
     solve.add_argument("--output", default=None, metavar="PATH.npy|none|memory",
                        help="dense n x n result file (default: none, compute and discard)")
-    solve.add_argument("--dtype", choices=("float32", "float64"), default=None, help="default: float32")
+    solve.add_argument("--dtype", choices=("auto", "float32", "float64"), default=None,
+                       help="distance type (default auto: float32 when exact, float64 when whole-number "
+                            "distances could pass 2**24)")
     solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
                        help="reuse the partition saved in F, or save it there")
     solve.add_argument("--config", default=None, metavar="RUN.yaml", help="settings file; flags override it")
@@ -124,7 +126,7 @@ def _solve(args, comm) -> int:
 
     file_settings = load_run_file(args.config) if args.config else {}
     opts = merge_options(SolveOptions, file_settings, vars(args))
-    report, _ = solve_job(opts, comm=comm)
+    report, _ = solve_job(opts, comm=comm, log=_say if comm.rank == 0 else (lambda line: None))
     if comm.rank == 0:
         if opts.report:
             _write_json(opts.report, report)
@@ -132,6 +134,11 @@ def _solve(args, comm) -> int:
               f"boundary={report['boundary_vertices']} cut={report['edge_cut']} ranks={report['ranks']} "
               f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}")
     return 0
+
+
+def _say(line: str) -> None:
+    """One line on standard error, for notes and warnings during a run."""
+    print(f"fastapsp: {line}", file=sys.stderr, flush=True)
 
 
 def _partition(args, comm) -> int:

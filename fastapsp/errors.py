@@ -27,3 +27,7 @@ class BackendError(FastAPSPError, RuntimeError):
 
 class RankError(FastAPSPError):
     """Raised on every rank when any rank failed; the message is the first failure."""
+
+
+class PrecisionWarning(UserWarning):
+    """The distance dtype in use may round or overflow some distances of this graph."""

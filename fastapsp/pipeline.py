@@ -8,6 +8,7 @@ import hashlib
 import math
 import os
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -15,10 +16,11 @@ import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend
 from .comm import max_over_ranks, run_phase, select_device
-from .errors import ConfigError, PartitionError
+from .errors import ConfigError, PartitionError, PrecisionWarning
 from .io import read_graph
 from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_partition, make_partition,
                         partition_graph, save_partition)
+from .precision import DTYPES, choose_dtype
 from .schedule import component_costs, schedule_components
 from .sink import make_sink
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
@@ -28,7 +30,6 @@ from .stages.floyd_warshall import DEFAULT_TILE
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
 STAGES = ("sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble", "host_copy", "write")
-DTYPES = ("float32", "float64")
 
 
 def default_k(n: int) -> int:
@@ -49,7 +50,7 @@ class SolveOptions:
     undirected: bool = False
     format: str | None = None
     output: str = "none"
-    dtype: str = "float32"
+    dtype: str | None = None  # None or "auto": chosen from the graph (see fastapsp.precision)
     partition_file: str | None = None
     report: str | None = None
     tile: int = DEFAULT_TILE
@@ -65,8 +66,8 @@ class SolveOptions:
             raise ConfigError(f"partitioner: {self.partitioner!r} is not one of {', '.join(PARTITIONERS)}")
         if not 0 <= self.imbalance < 1:
             raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
-        if self.dtype not in DTYPES:
-            raise ConfigError(f"dtype: {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.dtype not in (None, "auto", *DTYPES):
+            raise ConfigError(f"dtype: {self.dtype!r} is not one of auto, {', '.join(DTYPES)}")
         if self.backend not in ("auto", "numpy", "cupy"):
             raise ConfigError(f"backend: {self.backend!r} is not one of auto, numpy, cupy")
         out = str(self.output)
@@ -301,11 +302,13 @@ def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):
     return part
 
 
-def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
+def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     """One whole ``fastapsp solve`` run on every rank of ``comm``.
 
     Returns the report (identical on every rank) and the sink (holding the
-    result for ``output='memory'``).
+    result for ``output='memory'``).  ``log`` (a callable taking one line)
+    hears which dtype was chosen and why, when that is worth saying; without
+    it a precision problem is raised as a :class:`~fastapsp.errors.PrecisionWarning`.
     """
     start = time.perf_counter()
     opts.check()
@@ -314,6 +317,8 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     graph = run_phase(comm, "reading the graph", read_graph, opts.graph, format=opts.format,
                       undirected=opts.undirected)
     seconds["read"] = time.perf_counter() - t
+    precision = choose_dtype(graph, opts.dtype)
+    _tell_precision(precision, opts.dtype, log)
     k = default_k(graph.n) if opts.k is None else opts.k
     if k > max(1, graph.n):
         raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
@@ -327,11 +332,11 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
         device_id = select_device(comm)
         device = f"cuda:{device_id} {gpu_name(device_id)}"
     plan = schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
-    sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm)
+    sink = make_sink(opts.output, graph.n, precision.dtype, comm=comm)
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     try:
         stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
-                                  plan[comm.rank], backend=backend, sink=sink, dtype=opts.dtype, tile=opts.tile,
+                                  plan[comm.rank], backend=backend, sink=sink, dtype=precision.dtype, tile=opts.tile,
                                   block_bytes=block_bytes)
         sink.commit()
     except BaseException:
@@ -341,7 +346,19 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
+    report.update(dtype=precision.dtype, dtype_reason=precision.reason, distance_bound=precision.bound)
     return report, sink
+
+
+def _tell_precision(precision, requested, log) -> None:
+    """Say in one line why float64 was chosen, or warn that the chosen dtype is not exact."""
+    if precision.warning is not None:
+        if log is None:
+            warnings.warn(precision.warning, PrecisionWarning, stacklevel=3)
+        else:
+            log(f"warning: {precision.warning}")
+    elif requested in (None, "auto") and precision.dtype == "float64" and log is not None:
+        log(f"note: {precision.reason}")
 
 
 def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:
