@@ -86,10 +86,12 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     debug = getattr(args, "debug", False)
     comm = None
+    restore = None
     try:
         from .comm import get_comm
 
         comm = get_comm()
+        restore = _install_handlers(comm)
         if args.command == "info":
             return _info(comm)
         if args.command == "partition":
@@ -111,6 +113,50 @@ def main(argv=None) -> int:
         if comm is not None and comm.size > 1:
             comm.Abort(EXIT_ERROR)
         return EXIT_ERROR
+    finally:
+        if restore is not None:
+            restore()
+
+
+def _install_handlers(comm):
+    """Warnings as one line on rank 0; SIGINT and SIGTERM remove temporary files and stop every rank.
+
+    Returns a function that puts the previous handlers back.
+    """
+    import signal
+    import threading
+    import warnings
+
+    from .sink import remove_temporary_files
+
+    previous_show = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if comm.rank == 0:
+            print(f"fastapsp: warning: {_one_line(message)}", file=sys.stderr, flush=True)
+
+    def stop(signum, frame):
+        removed = remove_temporary_files()
+        name = signal.Signals(signum).name
+        note = f"; removed {', '.join(removed)}" if removed else ""
+        print(f"fastapsp: stopped by {name} on rank {comm.rank}{note}", file=sys.stderr, flush=True)
+        if comm.size > 1:
+            comm.Abort(128 + signum)  # the other ranks may be deep in their work or in a collective
+            os._exit(128 + signum)  # MPI_Abort may return before the launcher kills this process
+        raise SystemExit(128 + signum)
+
+    warnings.showwarning = show
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handlers[sig] = signal.signal(sig, stop)
+
+    def restore():
+        warnings.showwarning = previous_show
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def _one_line(exc: BaseException) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend
-from .comm import max_over_ranks, run_phase, select_device
-from .errors import ConfigError, PartitionError, PrecisionWarning
+from .comm import max_over_ranks, run_or_abort, run_phase, select_device
+from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
 from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, load_partition, make_partition,
                         partition_graph, save_partition)
@@ -87,11 +87,18 @@ class StageTimer:
     def __init__(self, xp) -> None:
         self.xp = xp
         self.seconds = dict.fromkeys(STAGES, 0.0)
+        self.component = None  # the component (or SSSP batch) being computed, named in errors
 
     @contextmanager
     def __call__(self, name: str, *, sync: bool = True):
         start = time.perf_counter()
-        yield
+        try:
+            yield
+        except StageError:
+            raise
+        except Exception as exc:  # say which component and stage failed, e.g. a GPU out of memory
+            raise StageError(f"component {self.component}, stage {name}: {type(exc).__name__}: {exc}",
+                             component=self.component, stage=name) from exc
         if sync and self.xp is not np:
             # The compute stream only: copies to the host run on their own stream.
             self.xp.cuda.get_current_stream().synchronize()
@@ -153,6 +160,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     writer = _HostWriter(xp, sink, dtype)
     for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
         sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
+        timer.component = group[0] if len(group) == 1 else f"batch {group}"
         with timer("sssp"):
             all_rows = boundary_sssp(indptr, indices, weights, xp.asarray(sources), dtype=dtype,
                                      unit_weights=graph.unit_weights)
@@ -161,6 +169,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             vertices, nb = partition.component(p)
             rows_b = all_rows[first : first + nb]
             first += nb
+            timer.component = p
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer)
         del all_rows
@@ -335,9 +344,11 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     sink = make_sink(opts.output, graph.n, precision.dtype, comm=comm)
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     try:
-        stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
-                                  plan[comm.rank], backend=backend, sink=sink, dtype=precision.dtype, tile=opts.tile,
-                                  block_bytes=block_bytes)
+        # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
+        stage_seconds = run_or_abort(comm, "computing the components", run_components, graph, partition,
+                                     plan[comm.rank], backend=backend, sink=sink, dtype=precision.dtype,
+                                     tile=opts.tile, block_bytes=block_bytes, cleanup=sink.discard)
+        sink.metadata = result_metadata(graph, partition, opts, precision)
         sink.commit()
     except BaseException:
         sink.abort()
@@ -348,6 +359,17 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
     report.update(dtype=precision.dtype, dtype_reason=precision.reason, distance_bound=precision.bound)
     return report, sink
+
+
+def result_metadata(graph, partition, opts, precision) -> dict:
+    """What the sidecar of a ``.npy`` result records, so a result can be told from a foreign one."""
+    from . import __version__
+
+    return {"graph": graph.name, "graph_checksum": graph.checksum(), "directed": graph.directed,
+            "k": partition.k, "partitioner": partition.method, "seed": partition.seed,
+            "partition_checksum": hashlib.sha256(partition.labels.tobytes()).hexdigest()[:32],
+            "undirected_option": bool(opts.undirected), "input_format": opts.format, "dtype_reason": precision.reason,
+            "version": __version__}
 
 
 def _tell_precision(precision, requested, log) -> None:
