@@ -44,7 +44,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def graph_args(p):
-        p.add_argument("graph", nargs="?", help="graph file (.mtx, .mtx.gz, .graph, .txt, .cedge; gzip ok)")
+        p.add_argument("graph", nargs="?", help="graph file (.mtx, .graph, .txt, .cedge, .gr; gzip ok)")
         p.add_argument("--format", choices=FORMATS, default=None, help="file format (default: from the extension)")
         p.add_argument("--undirected", action="store_true", default=None, help="treat every arc as an edge")
         p.add_argument("-k", type=int, default=None, help="number of components (default: n / 1800)")
