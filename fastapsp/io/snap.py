@@ -9,8 +9,8 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._common import (MAX_UNUSED_VERTICES, MAX_VERTICES, _bad_ids, _bad_weights, _check_unused, _id_problem, _raise_first, _Source,
-                      _table, _tokenize, _weight_problem)
+from ._common import (MAX_UNUSED_VERTICES, MAX_VERTICES, _bad_ids, _bad_weights, _check_unused, _id_problem,
+                      _raise_first, _Source, _table, _tokenize, _weight_problem)
 
 
 def _read_snap(source: _Source) -> Graph:
