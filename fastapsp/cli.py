@@ -45,7 +45,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def graph_args(p):
-        p.add_argument("graph", nargs="?", help="graph file (.mtx, .mtx.gz, .graph, .txt, .cedge; gzip ok)")
+        p.add_argument("graph", nargs="?", help="graph file (.mtx, .graph, .txt, .cedge, .gr; gzip ok)")
         p.add_argument("--format", choices=FORMATS, default=None, help="file format (default: from the extension)")
         p.add_argument("--undirected", action="store_true", default=None, help="treat every arc as an edge")
         p.add_argument("-k", type=int, default=None, help="number of components (default: n / 1800)")
@@ -63,8 +63,9 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--backend", choices=("auto", "numpy", "cupy"), default=None, help="default: auto")
     solve.add_argument("--output", default=None, metavar="PATH.npy|none|memory",
                        help="dense n x n result file (default: none, compute and discard)")
-    solve.add_argument("--dtype", choices=("float32", "float64", "uint16", "uint8"), default=None,
-                       help="default: float32; uint16/uint8 for unweighted graphs (largest value = unreachable)")
+    solve.add_argument("--dtype", choices=("auto", "float32", "float64", "uint16", "uint8"), default=None,
+                       help="distance type (default auto: float32 when exact, float64 when whole-number "
+                            "distances could pass 2**24); uint16/uint8 for unweighted graphs (largest value = unreachable)")
     solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
                        help="reuse the partition saved in F, or save it there")
     solve.add_argument("--config", default=None, metavar="RUN.yaml", help="settings file; flags override it")
@@ -111,10 +112,12 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     debug = getattr(args, "debug", False)
     comm = None
+    restore = None
     try:
         from .comm import get_comm
 
         comm = get_comm()
+        restore = _install_handlers(comm)
         if args.command == "info":
             return _info(comm)
         if args.command == "partition":
@@ -142,6 +145,50 @@ def main(argv=None) -> int:
         if comm is not None and comm.size > 1:
             comm.Abort(EXIT_ERROR)
         return EXIT_ERROR
+    finally:
+        if restore is not None:
+            restore()
+
+
+def _install_handlers(comm):
+    """Warnings as one line on rank 0; SIGINT and SIGTERM remove temporary files and stop every rank.
+
+    Returns a function that puts the previous handlers back.
+    """
+    import signal
+    import threading
+    import warnings
+
+    from .sink import remove_temporary_files
+
+    previous_show = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if comm.rank == 0:
+            print(f"fastapsp: warning: {_one_line(message)}", file=sys.stderr, flush=True)
+
+    def stop(signum, frame):
+        removed = remove_temporary_files()
+        name = signal.Signals(signum).name
+        note = f"; removed {', '.join(removed)}" if removed else ""
+        print(f"fastapsp: stopped by {name} on rank {comm.rank}{note}", file=sys.stderr, flush=True)
+        if comm.size > 1:
+            comm.Abort(128 + signum)  # the other ranks may be deep in their work or in a collective
+            os._exit(128 + signum)  # MPI_Abort may return before the launcher kills this process
+        raise SystemExit(128 + signum)
+
+    warnings.showwarning = show
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handlers[sig] = signal.signal(sig, stop)
+
+    def restore():
+        warnings.showwarning = previous_show
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def _one_line(exc: BaseException) -> str:
@@ -157,7 +204,7 @@ def _solve(args, comm) -> int:
 
     file_settings = load_run_file(args.config) if args.config else {}
     opts = merge_options(SolveOptions, file_settings, vars(args))
-    report, _ = solve_job(opts, comm=comm)
+    report, _ = solve_job(opts, comm=comm, log=_say if comm.rank == 0 else (lambda line: None))
     if opts.dry_run:
         if comm.rank == 0:
             _print_dry_run(report)
@@ -185,6 +232,11 @@ def _print_dry_run(report) -> None:
         eta = f" est {rank['estimated_seconds']:.1f} s" if "estimated_seconds" in rank else ""
         print(f"  rank {rank['rank']}: {rank['rows']} rows, device peak {rank['device_peak_bytes'] / gib:.3f} GiB"
               f"{' (' + detail + ' GiB)' if detail else ''}, host {rank['host_bytes'] / gib:.3f} GiB{eta}")
+
+
+def _say(line: str) -> None:
+    """One line on standard error, for notes and warnings during a run."""
+    print(f"fastapsp: {line}", file=sys.stderr, flush=True)
 
 
 def _partition(args, comm) -> int:

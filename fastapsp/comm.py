@@ -13,7 +13,8 @@ import sys
 
 from .errors import BackendError, RankError
 
-__all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "select_device", "max_over_ranks"]
+__all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "run_or_abort", "select_device",
+           "max_over_ranks"]
 
 # Variables that MPI launchers (Open MPI, MPICH/Hydra, Intel MPI, PMIx, SLURM's srun) set in each task.
 _LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_RANK")
@@ -151,6 +152,32 @@ def run_phase(comm, name: str, fn, *args, **kwargs):
         first = next(r for r, f in enumerate(failures) if f is not None)
         raise RankError(f"rank {first} failed during {name}: {failures[first]}")
     return result
+
+
+def run_or_abort(comm, name: str, fn, *args, cleanup=None, **kwargs):
+    """Run ``fn`` on this rank; with several ranks a failure ends the whole job at once.
+
+    For long work that ranks do independently (their components): instead
+    of meeting the other ranks in a collective when they are done, which
+    could be hours later, the failing rank runs ``cleanup``, prints one line
+    naming itself and the failure, and calls ``comm.Abort``, which stops
+    every rank.  With a single rank the exception passes through unchanged.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - every failure must end the job
+        if comm.size == 1:
+            raise
+        if cleanup is not None:
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001 - the failure itself is what must be reported
+                pass
+        text = " ".join((str(exc) or type(exc).__name__).split())
+        print(f"fastapsp: error: rank {comm.rank} of {comm.size} failed during {name}: {text}",
+              file=sys.stderr, flush=True)
+        comm.Abort(1)
+        os._exit(1)  # MPI_Abort may return before the launcher kills this process: say nothing more
 
 
 def max_over_ranks(comm, values: dict) -> dict:

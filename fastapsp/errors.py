@@ -25,5 +25,22 @@ class BackendError(FastAPSPError, RuntimeError):
     """The requested backend (CuPy, a GPU, an MPI library) is not available."""
 
 
+class StageError(FastAPSPError, RuntimeError):
+    """A stage of one component failed; ``component`` and ``stage`` say which (the cause is chained)."""
+
+    def __init__(self, message: str, *, component, stage: str) -> None:
+        super().__init__(message)
+        self.component = component
+        self.stage = stage
+
+
+class OutputWarning(UserWarning):
+    """Something about the output file deserves attention (a stale temporary file, for instance)."""
+
+
 class RankError(FastAPSPError):
     """Raised on every rank when any rank failed; the message is the first failure."""
+
+
+class PrecisionWarning(UserWarning):
+    """The distance dtype in use may round or overflow some distances of this graph."""

@@ -8,6 +8,7 @@ is kept, and explicit zero weights stay edges.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -162,6 +163,17 @@ class Graph:
         if "unit" not in self._cache:
             self._cache["unit"] = bool(np.all(self.weights == 1.0))
         return self._cache["unit"]
+
+    def checksum(self) -> str:
+        """SHA-256 (hex, 32 digits) of n, direction, arcs and weights: ties a result to this exact graph."""
+        if "checksum" not in self._cache:
+            h = hashlib.sha256()
+            h.update(np.array([self.n, int(self.directed)], dtype=np.int64).tobytes())
+            h.update(self.indptr.astype(np.int64).tobytes())
+            h.update(self.indices.astype(np.int64).tobytes())
+            h.update(self.weights.astype(np.float64).tobytes())
+            self._cache["checksum"] = h.hexdigest()[:32]
+        return self._cache["checksum"]
 
     def degrees(self) -> np.ndarray:
         """Out-degree of every vertex."""

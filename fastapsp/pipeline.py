@@ -8,19 +8,21 @@ import hashlib
 import math
 import os
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend
-from .comm import max_over_ranks, run_phase, select_device
+from .comm import max_over_ranks, run_or_abort, run_phase, select_device
 from .cost import SSSP_METHODS, predict
 from .cost import choose_method as choose_sssp_method
-from .errors import ConfigError, PartitionError
+from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
 from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS, load_partition,
                         make_partition, partition_graph, save_partition)
+from .precision import DTYPES, choose_dtype
 from .schedule import component_costs, schedule_components
 from .sink import make_sink
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
@@ -42,7 +44,6 @@ __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
 STAGES = ("sssp", "local_fw", "boundary_graph", "boundary_rows", "build", "floyd_warshall", "extract", "min_plus",
           "assemble", "stats", "host_copy", "write")
-DTYPES = ("float32", "float64")
 
 
 def default_k(n: int) -> int:
@@ -64,7 +65,7 @@ class SolveOptions:
     undirected: bool = False
     format: str | None = None
     output: str = "none"
-    dtype: str = "float32"
+    dtype: str | None = None  # None or "auto": chosen from the graph (see fastapsp.precision)
     partition_file: str | None = None
     report: str | None = None
     tile: int = DEFAULT_TILE
@@ -90,8 +91,8 @@ class SolveOptions:
             raise ConfigError(f"refine: {self.refine!r} is not one of {', '.join(REFINEMENTS)}")
         if not 0 <= self.imbalance < 1:
             raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
-        if self.dtype not in DTYPES + SMALL_DTYPES:
-            raise ConfigError(f"dtype: {self.dtype!r} is not one of {', '.join(DTYPES + SMALL_DTYPES)}")
+        if self.dtype not in (None, "auto", *DTYPES, *SMALL_DTYPES):
+            raise ConfigError(f"dtype: {self.dtype!r} is not one of auto, {', '.join(DTYPES + SMALL_DTYPES)}")
         if self.backend not in ("auto", "numpy", "cupy"):
             raise ConfigError(f"backend: {self.backend!r} is not one of auto, numpy, cupy")
         out = str(self.output)
@@ -123,11 +124,18 @@ class StageTimer:
     def __init__(self, xp) -> None:
         self.xp = xp
         self.seconds = dict.fromkeys(STAGES, 0.0)
+        self.component = None  # the component (or SSSP batch) being computed, named in errors
 
     @contextmanager
     def __call__(self, name: str, *, sync: bool = True):
         start = time.perf_counter()
-        yield
+        try:
+            yield
+        except StageError:
+            raise
+        except Exception as exc:  # say which component and stage failed, e.g. a GPU out of memory
+            raise StageError(f"component {self.component}, stage {name}: {type(exc).__name__}: {exc}",
+                             component=self.component, stage=name) from exc
         if sync and self.xp is not np:
             # The compute stream only: copies to the host run on their own stream.
             self.xp.cuda.get_current_stream().synchronize()
@@ -215,6 +223,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             if item is None:
                 break
             p, rows_b = item
+            timer.component = p
             vertices, nb = partition.component(p)
             matrix = closed.pop(p, None)
             if matrix is None:  # not kept (memory): close it again
@@ -235,6 +244,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         return timer.seconds
     for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
         sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
+        timer.component = group[0] if len(group) == 1 else f"batch {group}"
         with timer("sssp"):
             all_rows = boundary_sssp(indptr, indices, weights, xp.asarray(sources), dtype=dtype,
                                      unit_weights=graph.unit_weights)
@@ -243,6 +253,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             vertices, nb = partition.component(p)
             rows_b = all_rows[first : first + nb]
             first += nb
+            timer.component = p
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
                              dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
@@ -450,11 +461,13 @@ def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):
     return part
 
 
-def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
+def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     """One whole ``fastapsp solve`` run on every rank of ``comm``.
 
     Returns the report (identical on every rank) and the sink (holding the
-    result for ``output='memory'``).
+    result for ``output='memory'``).  ``log`` (a callable taking one line)
+    hears which dtype was chosen and why, when that is worth saying; without
+    it a precision problem is raised as a :class:`~fastapsp.errors.PrecisionWarning`.
     """
     start = time.perf_counter()
     opts.check()
@@ -463,6 +476,8 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     graph = run_phase(comm, "reading the graph", read_graph, opts.graph, format=opts.format,
                       undirected=opts.undirected)
     seconds["read"] = time.perf_counter() - t
+    precision = choose_dtype(graph, "float32" if opts.dtype in SMALL_DTYPES else opts.dtype)
+    _tell_precision(precision, opts.dtype, log)
     k = default_k(graph.n) if opts.k is None else opts.k
     if k > max(1, graph.n):
         raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
@@ -484,6 +499,8 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
         device = f"cuda:{device_id} {gpu_name(device_id)}"
     selection = None
     prediction, sssp_method = None, None
+    compute_dtype = precision.dtype
+    out_dtype = opts.dtype if opts.dtype in SMALL_DTYPES else precision.dtype
     if partition is not None:
         costs = component_costs(partition, graph.n, graph.m)
         if sources is not None:
@@ -491,10 +508,9 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
             costs = np.where(selection.needed(), costs, 0.0)
         plan = schedule_components(costs, comm.size)
         prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
-                             unit_weights=graph.unit_weights, backend=backend, dtype=opts.dtype,
+                             unit_weights=graph.unit_weights, backend=backend, dtype=compute_dtype,
                              dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
         sssp_method = choose_sssp_method(prediction) if opts.sssp_method == "auto" else opts.sssp_method
-    compute_dtype = opts.dtype
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
         compute_dtype = "float32"
@@ -502,12 +518,13 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     if opts.dry_run:  # sizes and estimates only (fastapsp/sizing.py)
         report = _report(graph, partition, opts, backend, device, {"total": time.perf_counter() - start}, comm.size)
-        report["output_bytes"] = output_bytes(out_rows, graph.n, opts.dtype)
+        report["output_bytes"] = output_bytes(out_rows, graph.n, out_dtype)
         report["dry_run"] = _dry_run_ranks(graph, partition, plan if partition is not None else None, sources,
                                            compute_dtype, backend, opts, block_bytes, comm.size)
         return report, None
-    run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, opts.dtype)
-    sink = make_sink(opts.output, graph.n, opts.dtype, comm=comm, rows=None if sources is None else sources.size)
+    run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, out_dtype)
+    sink = base_sink = make_sink(opts.output, graph.n, out_dtype, comm=comm,
+                                 rows=None if sources is None else sources.size)
     if opts.dtype in SMALL_DTYPES:
         sink = SmallIntSink(sink, opts.dtype)
     if sources is not None:
@@ -521,10 +538,12 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     on_block = chain(None if accumulator is None else accumulator.update, sampler, progress)
     verified = {}
     try:
+        # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
         if method == "sssp":
-            stage_seconds = run_phase(comm, "computing the source rows", run_sssp_rows, graph,
-                                      sources[comm.rank :: comm.size], backend=backend, sink=sink, dtype=compute_dtype,
-                                      block_bytes=block_bytes, on_block=on_block)
+            stage_seconds = run_or_abort(comm, "computing the source rows", run_sssp_rows, graph,
+                                         sources[comm.rank :: comm.size], backend=backend, sink=sink,
+                                         dtype=compute_dtype, block_bytes=block_bytes, on_block=on_block,
+                                         cleanup=base_sink.discard)
         else:
             extra, timer = {}, None
             if sssp_method == "boundary-graph":
@@ -533,12 +552,15 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
                     schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
                 extra, timer = _boundary_graph_inputs(graph, partition, spread[comm.rank], backend, compute_dtype,
                                                       comm=comm)
-            stage_seconds = run_phase(comm, "computing the components", run_components, graph, partition,
-                                      plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype, tile=opts.tile,
-                                      block_bytes=block_bytes, on_block=on_block, rows=selection,
-                                      method=sssp_method, seed=opts.seed, timer=timer, **extra)
+            stage_seconds = run_or_abort(comm, "computing the components", run_components, graph, partition,
+                                         plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
+                                         tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
+                                         method=sssp_method, seed=opts.seed, timer=timer, cleanup=base_sink.discard,
+                                         **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
+        if partition is not None:
+            base_sink.metadata = result_metadata(graph, partition, opts, precision)
         sink.commit()
         if sources is not None and sink.path:
             run_phase(comm, "saving the source ids",
@@ -563,6 +585,7 @@ def solve_job(opts: SolveOptions, *, comm) -> tuple[dict, object]:
     if prediction is not None:
         report["predicted_seconds"] = {name: {key: round(value, 6) for key, value in stages.items()}
                                        for name, stages in prediction.items()}
+    report.update(dtype=out_dtype, dtype_reason=precision.reason, distance_bound=precision.bound)
     report.update(verified)
     if sources is not None:
         report.update(sources=int(sources.size), sources_method=method)
@@ -605,6 +628,28 @@ def _positions(sources, n: int) -> np.ndarray:
     position = np.full(n, -1, dtype=np.int64)
     position[sources] = np.arange(sources.size)
     return position
+
+
+def result_metadata(graph, partition, opts, precision) -> dict:
+    """What the sidecar of a ``.npy`` result records, so a result can be told from a foreign one."""
+    from . import __version__
+
+    return {"graph": graph.name, "graph_checksum": graph.checksum(), "directed": graph.directed,
+            "k": partition.k, "partitioner": partition.method, "seed": partition.seed,
+            "partition_checksum": hashlib.sha256(partition.labels.tobytes()).hexdigest()[:32],
+            "undirected_option": bool(opts.undirected), "input_format": opts.format, "dtype_reason": precision.reason,
+            "version": __version__}
+
+
+def _tell_precision(precision, requested, log) -> None:
+    """Say in one line why float64 was chosen, or warn that the chosen dtype is not exact."""
+    if precision.warning is not None:
+        if log is None:
+            warnings.warn(precision.warning, PrecisionWarning, stacklevel=3)
+        else:
+            log(f"warning: {precision.warning}")
+    elif requested in (None, "auto") and precision.dtype == "float64" and log is not None:
+        log(f"note: {precision.reason}")
 
 
 def _report(graph, partition, opts, backend, device, seconds, ranks) -> dict:

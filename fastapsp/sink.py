@@ -6,16 +6,47 @@ puts ``block[a, j]`` at row ``vertices[a]``, column ``column_start + j``.
 
 from __future__ import annotations
 
+import glob
+import json
 import os
+import re
+import warnings
 
 import numpy as np
 
 from .comm import run_phase
+from .errors import OutputWarning
 
-__all__ = ["NullSink", "MemorySink", "NpySink", "make_sink"]
+__all__ = ["NullSink", "MemorySink", "NpySink", "make_sink", "remove_temporary_files", "sidecar_path",
+           "check_result"]
 
 _POOL = None
 _ROWS_PER_TASK = 64
+SIDECAR_FORMAT = 1
+
+# Temporary output files of this process's unfinished sinks, removed on SIGINT/SIGTERM (see cli.py).
+_TEMPORARY: set[str] = set()
+
+
+def remove_temporary_files() -> list[str]:
+    """Delete the temporary output files of every unfinished sink of this process; return their names.
+
+    Safe to call from a signal handler and on every rank (a file already gone is skipped).
+    """
+    removed = []
+    for path in sorted(_TEMPORARY):
+        try:
+            os.remove(path)
+            removed.append(path)
+        except OSError:
+            pass
+    _TEMPORARY.clear()
+    return removed
+
+
+def sidecar_path(path) -> str:
+    """The JSON file that certifies a finished ``.npy`` result: ``PATH.json`` next to ``PATH``."""
+    return f"{os.fspath(path)}.json"
 
 
 def _scatter_rows(dest, vertices, column_start, block) -> None:
@@ -57,6 +88,9 @@ class NullSink:
     def abort(self) -> None:
         return None
 
+    def discard(self) -> None:
+        return None
+
 
 class MemorySink:
     """Keeps the rows of this rank in one host array of shape (n, n) (``(rows, n)`` when given).
@@ -84,6 +118,9 @@ class MemorySink:
     def abort(self) -> None:
         return None
 
+    def discard(self) -> None:
+        return None
+
 
 class NpySink:
     """One ``.npy`` file of shape (n, n) (``(rows, n)`` when given) that every rank writes its own rows into.
@@ -102,12 +139,15 @@ class NpySink:
         self.dtype = np.dtype(dtype)
         self.n = n
         self.rows = n if rows is None else rows
+        self.metadata: dict = {}
         self.tmp = comm.bcast(f"{self.path}.tmp{os.getpid()}" if comm.rank == 0 else None)
+        _TEMPORARY.add(self.tmp)  # every rank knows the name, so any rank stopped by a signal can remove it
         offset = run_phase(comm, "creating the output file", self._create if comm.rank == 0 else lambda: None)
         offset = comm.bcast(offset)
         self.array = run_phase(comm, "opening the output file", self._open, offset)
 
     def _create(self) -> int:
+        _clear_stale_temporaries(self.path)
         try:
             mm = np.lib.format.open_memmap(self.tmp, mode="w+", dtype=self.dtype, shape=(self.rows, self.n))
         except OSError as exc:
@@ -125,10 +165,28 @@ class NpySink:
         _scatter_rows(self.array, vertices, column_start, block)
 
     def commit(self) -> None:
-        """Flush on every rank, then rename on rank 0 (collective)."""
+        """Flush on every rank, then rename and certify on rank 0 (collective).
+
+        The sidecar ``PATH.json`` (see :func:`check_result`) is removed before
+        the rename and written after it, so a ``.npy`` with a sidecar that
+        matches is complete.
+        """
         run_phase(self.comm, "writing the output file", self._flush)
-        rename = (lambda: os.replace(self.tmp, self.path)) if self.comm.rank == 0 else (lambda: None)
-        run_phase(self.comm, "renaming the output file", rename)
+        run_phase(self.comm, "renaming the output file", self._publish if self.comm.rank == 0 else (lambda: None))
+        _TEMPORARY.discard(self.tmp)
+
+    def _publish(self) -> None:
+        sidecar = sidecar_path(self.path)
+        if os.path.exists(sidecar):
+            os.remove(sidecar)
+        os.replace(self.tmp, self.path)
+        record = dict(self.metadata, sidecar_version=SIDECAR_FORMAT, file=os.path.basename(self.path), n=self.n,
+                      dtype=str(self.dtype), unreachable="inf", bytes=os.path.getsize(self.path))
+        tmp = f"{sidecar}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, sidecar)
 
     def _flush(self) -> None:
         if isinstance(self.array, np.memmap):
@@ -138,11 +196,21 @@ class NpySink:
     def abort(self) -> None:
         """Drop the temporary file (called on every rank after a failure)."""
         self.array = None
+        _TEMPORARY.discard(self.tmp)
         if self.comm.rank == 0:
             try:
                 os.remove(self.tmp)
             except OSError:
                 pass
+
+    def discard(self) -> None:
+        """Drop the temporary file from this rank alone (before it ends the job with Abort)."""
+        self.array = None
+        _TEMPORARY.discard(self.tmp)
+        try:
+            os.remove(self.tmp)
+        except OSError:
+            pass
 
 
 def make_sink(output, n: int, dtype, *, comm, rows: int | None = None):
@@ -154,3 +222,81 @@ def make_sink(output, n: int, dtype, *, comm, rows: int | None = None):
     if not str(output).endswith(".npy"):
         raise ValueError(f"--output: {output!r} is not 'none', 'memory' or a path ending in .npy")
     return NpySink(output, n, dtype, comm=comm, rows=rows)
+
+
+def _clear_stale_temporaries(path: str) -> None:
+    """Remove ``PATH.tmpPID`` files that a run which died left behind; warn about live ones.
+
+    A temporary file whose process no longer runs on this machine is removed
+    (with a warning naming it); one whose process still runs may belong to
+    another job writing the same path, so it is only named in a warning.
+    """
+    for stale in glob.glob(glob.escape(path) + ".tmp*"):
+        match = re.fullmatch(r"\.tmp(\d+)", stale[len(path):])
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        alive = pid == os.getpid()
+        if not alive:
+            try:
+                os.kill(pid, 0)
+                alive = True
+            except ProcessLookupError:
+                alive = False
+            except PermissionError:
+                alive = True
+        if alive:
+            warnings.warn(f"output {path}: {stale} belongs to process {pid}, which is still running "
+                          "(another run writing the same file?); left alone", OutputWarning, stacklevel=2)
+            continue
+        try:
+            os.remove(stale)
+        except OSError as exc:
+            warnings.warn(f"output {path}: cannot remove {stale} left by a run that died: "
+                          f"{exc.strerror or exc}", OutputWarning, stacklevel=2)
+            continue
+        warnings.warn(f"output {path}: removed {stale}, left by a run (process {pid}) that died",
+                      OutputWarning, stacklevel=2)
+
+
+def check_result(path, *, expect: dict | None = None) -> dict:
+    """Tell a complete ``.npy`` result from a partial or foreign one, by its sidecar ``PATH.json``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npy`` file written by ``fastapsp solve --output``.
+    expect : dict, optional
+        Sidecar entries the result must have, e.g. ``{"graph_checksum": ...,
+        "dtype": "float64"}`` (see :func:`fastapsp.pipeline.result_metadata`).
+
+    Returns
+    -------
+    dict
+        The sidecar record.
+
+    Raises
+    ------
+    ValueError
+        When the sidecar is missing or unreadable, the file's size differs
+        from the one recorded (a partial or replaced file), or an entry of
+        ``expect`` differs; the message names the file and the entry.
+    """
+    path = os.fspath(path)
+    sidecar = sidecar_path(path)
+    try:
+        with open(sidecar, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no sidecar {sidecar}, so not a result certified complete by fastapsp") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{sidecar}: unreadable sidecar ({exc})") from None
+    if not isinstance(record, dict) or "bytes" not in record:
+        raise ValueError(f"{sidecar}: not a fastapsp result sidecar")
+    size = os.path.getsize(path) if os.path.exists(path) else None
+    if size != record["bytes"]:
+        raise ValueError(f"{path}: {size} bytes, the sidecar records {record['bytes']}; partial or replaced file")
+    for key, value in (expect or {}).items():
+        if record.get(key) != value:
+            raise ValueError(f"{path}: {key} is {record.get(key)!r} in the sidecar, expected {value!r}")
+    return record

@@ -1,0 +1,336 @@
+"""What every reader shares: the file's bytes, line and token scanning, value checks.
+
+The numbers of a file are parsed in one vectorised pass over the whole text;
+only when that pass fails is the text scanned token by token, to find the
+line to blame.  Nothing is sized from a count the file declares before the
+data bears it out: arrays grow with the bytes actually read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import warnings
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import GraphFormatError
+
+FORMATS = ("mtx", "fastapsp", "metis", "snap", "cedge", "dimacs")
+
+# Vertex ids are kept below 2**31 - 1: an all-pairs result for more vertices
+# could never be stored.
+MAX_VERTICES = 2**31 - 1
+
+# Vertices that no edge mentions (isolated vertices) cost memory without any
+# data to bear them out, so a declared count or a stray large id may add at
+# most this many of them: a size line declaring 2e9 vertices over one entry
+# fails at once instead of allocating gigabytes.
+MAX_UNUSED_VERTICES = 2**24
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+BANNER = b"%%matrixmarket"
+_WEIGHTS_ALLOWED = "finite numbers >= 0"
+_TOKEN = re.compile(rb"[^\x00-\x20]+")
+_NUMBER = re.compile(
+    rb"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE
+)
+
+
+# -------------------------------------------------------------------- bytes
+def _read_head(path: Path, where: str, size: int = 64) -> bytes:
+    """The first ``size`` bytes of the (decompressed) file."""
+    with open(path, "rb") as f:
+        head = f.read(size)
+        if not head.startswith(_GZIP_MAGIC):
+            return head
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise GraphFormatError(f"{where}: damaged gzip data ({exc})") from None
+
+
+def _read_text(path: Path, where: str) -> bytes:
+    """The whole file as bytes, decompressed, checked to be non-empty text."""
+    data = path.read_bytes()
+    if data.startswith(_GZIP_MAGIC):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise GraphFormatError(f"{where}: damaged gzip data ({exc})") from None
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    if not data or data.isspace():
+        raise GraphFormatError(f"{where}: the file is empty; allowed: a text graph file")
+    # Control bytes other than tab, newline, \v, \f and carriage return mark a binary file.
+    octets = np.frombuffer(data, dtype=np.uint8)
+    control = (octets < 9) | ((octets - np.uint8(14)) < 18)
+    if control.any():
+        at = int(control.argmax())
+        line = data.count(b"\n", 0, at) + 1
+        found = "a NUL byte" if octets[at] == 0 else f"control byte 0x{octets[at]:02x}"
+        raise GraphFormatError(
+            f"{where} line {line}: binary data ({found}), not a "
+            f"text graph file; allowed formats: {', '.join(FORMATS)}"
+        )
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise GraphFormatError(
+                f"{where} line {line}: bytes that are not "
+                f"UTF-8 text (a binary file?); allowed formats: {', '.join(FORMATS)}"
+            ) from None
+    return data
+
+
+def _short(text: bytes, limit: int = 60) -> str:
+    """Bytes as printable text for a message, cut to ``limit`` characters."""
+    out = text.decode("utf-8", "backslashreplace")
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A file being read: its label for messages, its bytes and options."""
+
+    where: str
+    data: bytes
+    name: str
+    undirected: bool
+
+    def error(self, line: int | None, problem: str) -> GraphFormatError:
+        if line is None:
+            return GraphFormatError(f"{self.where}: {problem}")
+        return GraphFormatError(f"{self.where} line {line}: {problem}")
+
+    def lines(self, offset: int = 0, line: int = 1):
+        """Yield ``(line number, stripped text, start offset, offset of the next line)``."""
+        data = self.data
+        while offset < len(data):
+            end = data.find(b"\n", offset)
+            end = len(data) if end < 0 else end + 1
+            yield line, data[offset:end].strip(), offset, end
+            offset, line = end, line + 1
+
+    def header(self, comment: bytes, offset: int = 0, line: int = 1):
+        """The first line that is neither blank nor a comment, as ``lines`` yields it."""
+        for number, text, start, end in self.lines(offset, line):
+            if text and not text.startswith(comment):
+                return number, text, start, end
+        return None
+
+
+# ------------------------------------------------------------------- tokens
+@dataclass(frozen=True)
+class _Tokens:
+    """The numbers of a file's body, parsed in one pass.
+
+    ``counts[j]`` is the number of tokens on body line ``j`` (file line
+    ``first_line + j``; comment lines count zero), ``values`` holds every
+    token in file order, as int64 when all are whole numbers, else float64.
+    """
+
+    source: _Source
+    body: bytes
+    first_line: int
+    counts: np.ndarray
+    values: np.ndarray
+    comment_lines: np.ndarray
+
+    def line_of(self, token: int) -> int:
+        """File line number of token ``token``."""
+        ends = np.cumsum(self.counts)
+        return self.first_line + int(np.searchsorted(ends, token, side="right"))
+
+    def text(self, token: int) -> str:
+        """The token as written in the file."""
+        return _short(_token_match(self.body, token).group())
+
+
+def _token_starts(body: bytes) -> np.ndarray:
+    """Offsets where a token starts (whitespace, the bytes <= 0x20 left, separates them)."""
+    space = np.frombuffer(body, dtype=np.uint8) <= 32
+    starts = ~space
+    starts[1:] &= space[:-1]
+    return np.flatnonzero(starts)
+
+
+def _token_match(body: bytes, token: int):
+    return _TOKEN.match(body, int(_token_starts(body)[token]))
+
+
+def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes) -> _Tokens:
+    """Parse every number from ``offset`` to the end of the file."""
+    body = source.data[offset:]
+    # Decided before comments are blanked: a comment on a last line without a newline must still count.
+    unterminated = bool(body) and not body.endswith(b"\n")
+    comment_lines = np.zeros(0, dtype=np.int64)
+    if comment in body:
+        # Comment lines after the header are rare: blank them out line by line,
+        # keeping the line count so that line numbers stay right.
+        lines = body.split(b"\n")
+        hits = [j for j, text in enumerate(lines) if text.lstrip().startswith(comment)]
+        if hits:
+            for j in hits:
+                lines[j] = b""
+            body = b"\n".join(lines)
+            comment_lines = np.array(hits, dtype=np.int64)
+    starts = _token_starts(body)
+    newlines = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == 10)
+    ends = np.searchsorted(starts, newlines)
+    if unterminated:
+        ends = np.append(ends, starts.size)
+    counts = np.diff(ends, prepend=0)
+    values = _parse_numbers(source, body, first_line, starts.size)
+    return _Tokens(source, body, first_line, counts, values, comment_lines)
+
+
+def _parse_numbers(source: _Source, body: bytes, first_line: int, ntokens: int) -> np.ndarray:
+    if ntokens == 0:
+        return np.zeros(0, dtype=np.int64)
+    # Whole numbers parse several times faster as int64; try that first.
+    for dtype in (np.int64, np.float64):
+        try:
+            with warnings.catch_warnings():
+                # Older NumPy warns and returns what it read so far instead of raising.
+                warnings.simplefilter("error", DeprecationWarning)
+                values = np.fromstring(body, dtype=dtype, sep=" ")
+        except (ValueError, DeprecationWarning):
+            continue
+        if values.size != ntokens:
+            continue
+        if dtype is np.int64 and values.size:
+            # NumPy saturates whole numbers beyond int64 instead of failing: a weight of
+            # 1e23 written out in digits would silently become 2**63 - 1.  Read such
+            # files as float64, where the checks see the real magnitude and sign.
+            limits = np.iinfo(np.int64)
+            if values.max() == limits.max or values.min() == limits.min:
+                continue
+        return values
+    for match in _TOKEN.finditer(body):
+        if not _NUMBER.fullmatch(match.group()):
+            line = first_line + body.count(b"\n", 0, match.start())
+            raise source.error(
+                line,
+                f"cannot read {_short(match.group())!r} as a number; allowed: decimal numbers "
+                f"such as 7, 0.25 or 1e-3",
+            )
+    # NumPy and the pattern above disagree on some odd spelling; Python decides.
+    return np.array([float(m.group()) for m in _TOKEN.finditer(body)], dtype=np.float64)
+
+
+def _table(tokens: _Tokens, allowed: tuple[int, ...], form: str) -> np.ndarray:
+    """The values as rows of one line each; every non-blank line must hold k in ``allowed``."""
+    used = np.flatnonzero(tokens.counts)
+    if used.size == 0:
+        return np.zeros((0, allowed[0]), dtype=tokens.values.dtype)
+    k = int(tokens.counts[used[0]])
+    if k not in allowed:
+        raise tokens.source.error(
+            tokens.first_line + int(used[0]), f"found {_values(k)}; allowed: {form}"
+        )
+    bad = np.flatnonzero(tokens.counts[used] != k)
+    if bad.size:
+        j = int(used[bad[0]])
+        also = f", the same number on every line (line {tokens.first_line + int(used[0])} has {k})"
+        raise tokens.source.error(
+            tokens.first_line + j,
+            f"found {_values(int(tokens.counts[j]))}; allowed: {form}"
+            + (also if len(allowed) > 1 else ""),
+        )
+    return tokens.values.reshape(-1, k)
+
+
+def _values(count: int) -> str:
+    return f"{count} value" if count == 1 else f"{count} values"
+
+
+# ------------------------------------------------------------------- checks
+def _not_whole(values: np.ndarray) -> np.ndarray:
+    if values.dtype.kind == "i":
+        return np.zeros(values.shape, dtype=bool)
+    return ~(np.floor(values) == values)
+
+
+def _bad_ids(values: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Mask of ids that are not whole numbers in ``low..high``."""
+    return _not_whole(values) | (values < low) | (values > high)
+
+
+def _bad_weights(values: np.ndarray) -> np.ndarray:
+    if values.dtype.kind == "i":
+        return values < 0
+    return ~np.isfinite(values) | (values < 0)
+
+
+def _id_problem(subject: str, value, low: int, high: int) -> str:
+    if not float(value) == np.floor(float(value)):
+        return f"{subject} is not a whole number; allowed: {low}..{high}"
+    return f"{subject} is outside {low}..{high}"
+
+
+def _weight_problem(text: str, value) -> str:
+    if not np.isfinite(value):
+        return f"weight {text} is not finite; allowed: {_WEIGHTS_ALLOWED}"
+    return f"weight {text} is negative; allowed: {_WEIGHTS_ALLOWED}"
+
+
+def _raise_first(checks) -> None:
+    """Raise the problem found at the smallest position.
+
+    ``checks`` holds ``(mask, describe)`` pairs; ``describe(i)`` makes the
+    error for the first position ``i`` where ``mask`` is set.
+    """
+    best = None
+    for mask, describe in checks:
+        if mask.size and mask.any():
+            i = int(mask.argmax())
+            if best is None or i < best[0]:
+                best = (i, describe)
+    if best is not None:
+        raise best[1](best[0])
+
+
+def _check_n(source: _Source, line: int | None, n: int, what: str) -> None:
+    if n == 0:
+        raise source.error(line, f"no vertices ({what} is 0); allowed: at least 1 vertex")
+    if n > MAX_VERTICES:
+        raise source.error(
+            line, f"{what} = {n} is too many vertices; allowed: at most {MAX_VERTICES}"
+        )
+
+
+def _check_unused(source: _Source, line: int | None, n: int, ids, what: str) -> None:
+    """Refuse ``n`` vertices when more than :data:`MAX_UNUSED_VERTICES` of them appear in no edge.
+
+    ``ids`` are the 0-based vertex ids the edges use (any shape).  Called
+    before anything of size ``n`` is allocated, so a declared count (``what``,
+    from file line ``line``) that the data does not bear out costs nothing.
+    """
+    if n <= MAX_UNUSED_VERTICES:
+        return
+    ids = np.asarray(ids).ravel()
+    if n - ids.size > MAX_UNUSED_VERTICES:  # even if every id were another vertex
+        used = f"at most {ids.size}"
+    else:
+        # n is now within MAX_UNUSED_VERTICES of the data's size, so a mask of n bytes is borne out.
+        seen = np.zeros(n, dtype=bool)
+        seen[ids] = True
+        count = int(np.count_nonzero(seen))
+        if n - count <= MAX_UNUSED_VERTICES:
+            return
+        used = f"only {count}"
+    raise source.error(
+        line,
+        f"{what} = {n} vertices, but the edges mention {used} distinct vertices; "
+        f"allowed: at most {MAX_UNUSED_VERTICES} vertices that no edge mentions",
+    )
+
+

@@ -1,0 +1,120 @@
+"""Matrix Market coordinate files and the banner-less FastAPSP research layout."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphFormatError
+from ..graph import Graph
+from ._common import (BANNER, _bad_ids, _bad_weights, _check_n, _check_unused, _id_problem, _not_whole,
+                      _raise_first, _short, _Source, _table, _tokenize, _weight_problem)
+
+_BANNER_FORM = "'%%MatrixMarket matrix coordinate <pattern|integer|real> <general|symmetric>'"
+
+
+def _read_mtx(source: _Source) -> Graph:
+    # The banner is the first line that is not blank.
+    line, banner, _, end = next((found for found in source.lines() if found[1]), next(source.lines()))
+    if not banner.lower().startswith(BANNER):
+        raise source.error(
+            line,
+            f"missing '%%MatrixMarket' banner, found {_short(banner)!r}; allowed: {_BANNER_FORM} "
+            f"(a file without the banner can be read with format 'fastapsp')",
+        )
+    words = banner.decode("utf-8", "replace").lower().split()
+    if len(words) != 5 or words[0] != BANNER.decode():
+        raise source.error(line, f"garbled banner {_short(banner)!r}; allowed: {_BANNER_FORM}")
+    _, kind, layout, field, symmetry = words
+    if kind != "matrix":
+        raise source.error(line, f"object {kind!r} is not supported; allowed: matrix")
+    if layout == "array":
+        raise source.error(
+            line, "dense 'array' format is not supported; allowed: coordinate (sparse entries)"
+        )
+    if layout != "coordinate":
+        raise source.error(line, f"format {layout!r} is not known; allowed: coordinate")
+    if field not in ("pattern", "integer", "real"):
+        what = "is not supported" if field == "complex" else "is not known"
+        raise source.error(line, f"field {field!r} {what}; allowed: pattern, integer, real")
+    if symmetry not in ("general", "symmetric"):
+        what = "is not supported" if symmetry in ("skew-symmetric", "hermitian") else "is not known"
+        raise source.error(line, f"symmetry {symmetry!r} {what}; allowed: general, symmetric")
+    return _read_coordinate(source, end, line + 1, field, symmetric=symmetry == "symmetric")
+
+
+def _read_fastapsp(source: _Source) -> Graph:
+    return _read_coordinate(source, 0, 1, None, symmetric=True)
+
+
+def _read_coordinate(
+    source: _Source, offset: int, line: int, field: str | None, *, symmetric: bool
+) -> Graph:
+    """Read the size line and entries of a Matrix Market or fastapsp file.
+
+    ``field`` is None for the banner-less fastapsp layout, where every entry
+    line holds two numbers (no weights) or three (weights).
+    """
+    head = source.header(b"%", offset, line)
+    if head is None:
+        after = "after the banner" if field is not None else "first"
+        raise source.error(None, f"no size line; allowed: a line 'rows columns entries' {after}")
+    size_line, text, _, body_offset = head
+    words = text.split()
+    if len(words) != 3 or not all(word.isdigit() for word in words):
+        raise source.error(
+            size_line,
+            f"size line {_short(text)!r} is not 'rows columns entries' (three whole numbers >= 0)",
+        )
+    rows, cols, nnz = (int(word) for word in words)
+    if rows != cols:
+        raise source.error(
+            size_line, f"the matrix is {rows} x {cols}; allowed: square (rows = columns)"
+        )
+    _check_n(source, size_line, rows, "the number of rows")
+    n = rows
+
+    tokens = _tokenize(source, body_offset, size_line + 1, b"%")
+    if field is None:
+        table = _table(tokens, (2, 3), "2 ('row column') or 3 ('row column weight')")
+    elif field == "pattern":
+        table = _table(tokens, (2,), "2 ('row column') for field 'pattern'")
+    else:
+        table = _table(tokens, (3,), f"3 ('row column weight') for field {field!r}")
+    entries, k = table.shape
+
+    def cell(row: int, col: int, problem) -> GraphFormatError:
+        token = row * k + col
+        return source.error(tokens.line_of(token), problem(tokens.text(token)))
+
+    checks = []
+    if entries > nnz:
+        extra = np.zeros(entries, dtype=bool)
+        extra[nnz] = True
+        checks.append((extra, lambda i: cell(i, 0, lambda _: (
+            f"the size line (line {size_line}) declares {nnz} entries but the file has "
+            f"{entries}; this is the first extra one"))))
+    for col, what in ((0, "row index"), (1, "column index")):
+        ids = table[:, col]
+        checks.append((_bad_ids(ids, 1, n), lambda i, col=col, what=what, ids=ids: cell(
+            i, col, lambda t: _id_problem(f"{what} {t}", ids[i], 1, n))))
+    if k == 3:
+        w = table[:, 2]
+        checks.append((_bad_weights(w), lambda i: cell(i, 2, lambda t: _weight_problem(t, w[i]))))
+        if field == "integer":
+            checks.append((_not_whole(w), lambda i: cell(i, 2, lambda t: (
+                f"weight {t} is not a whole number; allowed for field 'integer': "
+                f"whole numbers >= 0"))))
+    _raise_first(checks)
+    if entries < nnz:
+        raise source.error(
+            None,
+            f"the size line (line {size_line}) declares {nnz} entries but the file has {entries}",
+        )
+    weights = table[:, 2].astype(np.float64) if k == 3 else None
+    src = table[:, 0].astype(np.int64) - 1
+    dst = table[:, 1].astype(np.int64) - 1
+    _check_unused(source, size_line, n, (src, dst), "the size line declares n")
+    directed = not symmetric and not source.undirected
+    return Graph.from_edges(n, src, dst, weights, directed=directed, name=source.name)
+
+
