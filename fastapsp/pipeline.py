@@ -334,11 +334,8 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         del block
 
 
-def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
-                 writer, on_block):
-    """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
-    local = rows.local(vertices_host)
-    width = _column_width(vertices_host.size, nb, graph.n, dtype.itemsize, xp, block_bytes, component=p)
+def _block_emitter(on_block, sink, writer, timer):
+    """``emit(ids, start, block)``: device consumers first (``--stats``), then the copy to the sink."""
 
     def emit(ids, start, block):
         if on_block is not None:
@@ -347,6 +344,16 @@ def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dt
         if sink.needs_host:
             writer.put(ids, start, block, timer)
 
+    return emit
+
+
+def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
+                 writer, on_block):
+    """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
+    local = rows.local(vertices_host)
+    width = _column_width(vertices_host.size, nb, graph.n, dtype.itemsize, xp, block_bytes, component=p)
+
+    emit = _block_emitter(on_block, sink, writer, timer)
     component_rows(csr, vertices_host, nb, rows_b, local, n=graph.n, xp=xp, dtype=dtype, tile=tile, width=width,
                    timer=timer, emit=emit)
 

@@ -237,7 +237,7 @@ def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.floa
     :func:`fastapsp.pipeline.run_components`.
     """
     from .backend import device_csr
-    from .pipeline import StageTimer, _available_bytes, _HostWriter
+    from .pipeline import StageTimer, _available_bytes, _block_emitter, _HostWriter
 
     if backend == "cupy":
         import cupy as xp
@@ -249,13 +249,7 @@ def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.floa
     budget = block_bytes if block_bytes is not None else _available_bytes(xp) // 4
     batch = int(max(1, min(4096, budget // max(1, graph.n * dtype.itemsize))))
 
-    def emit(ids, start, block):
-        if on_block is not None:
-            with timer("stats"):
-                on_block(ids, start, block)
-        if sink.needs_host:
-            writer.put(ids, start, block, timer)
-
+    emit = _block_emitter(on_block, sink, writer, timer)
     sssp_rows(graph, device_csr(graph, xp), np.asarray(sources), xp=xp, dtype=dtype, batch=batch, timer=timer,
               emit=emit)
     writer.close(timer)

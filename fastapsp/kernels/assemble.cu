@@ -2,17 +2,20 @@
 // closed component matrix into the component's columns of the row block.
 // Grid: (ceil(c / 256), c - n_boundary) blocks of 256 threads; thread j of row r
 // moves M[n_boundary + r, j] to block[n_boundary + r, vertices[j] - start] when
-// vertices[j] lies in the block's columns [start, start + width).
+// vertices[j] lies in the block's columns [start, start + width); with take_min it keeps
+// the smaller of the two (boundary-graph method: M holds paths inside the component only).
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
 assemble_interior(const REAL* M, int c, int n_boundary, const long long* vertices,
-                  long long start, long long width, REAL* block, long long ld)
+                  long long start, long long width, REAL* block, long long ld, int take_min)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= c) return;
     const long long col = vertices[j] - start;
     if (col < 0 || col >= width) return;
     const long long a = n_boundary + (long long)blockIdx.y;
-    block[a * ld + col] = M[a * c + j];
+    const REAL v = M[a * c + j];
+    REAL* out = block + a * ld + col;
+    if (!take_min || v < *out) *out = v;
 }

@@ -33,19 +33,3 @@ grouped_min_plus(const REAL* A, long long lda, const REAL* LB, const long long* 
     tile_store(acc, C + r0 * ldc + c0, ldc, rows, cols);
 }
 
-// block[r, col(j)] = min(block[r, col(j)], M[n_boundary + r, j]) for the
-// interior rows r of a component whose vertex j lies in the block's columns:
-// the paths that never leave the component (assemble with a minimum).
-extern "C" __global__ void __launch_bounds__(256)
-assemble_interior_min(const REAL* M, int c, int n_boundary, const long long* vertices,
-                      long long start, long long width, REAL* block, long long ld)
-{
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= c) return;
-    const long long col = vertices[j] - start;
-    if (col < 0 || col >= width) return;
-    const long long a = n_boundary + (long long)blockIdx.y;
-    const REAL v = M[a * c + j];
-    REAL* out = block + a * ld + col;
-    if (v < *out) *out = v;
-}

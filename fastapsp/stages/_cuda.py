@@ -138,8 +138,9 @@ def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, 
     return matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
 
 
-def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start):
-    """Boundary rows by a strided copy, interior in-component columns by ``assemble.cu``."""
+def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start, minimum=False):
+    """Boundary rows by a strided copy, interior in-component columns by ``assemble.cu``
+    (replaced, or with ``minimum`` the smaller of the two kept)."""
     import cupy as cp
 
     c, width = block.shape
@@ -150,13 +151,15 @@ def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, 
         return block
     if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == block.dtype and interior <= _MAX_GRID_Y):
         inside = (vertices >= column_start) & (vertices < column_start + width)
-        block[n_boundary:, vertices[inside] - column_start] = matrix[n_boundary:][:, inside]
+        cols = vertices[inside] - column_start
+        values = matrix[n_boundary:][:, inside]
+        block[n_boundary:, cols] = cp.minimum(block[n_boundary:, cols], values) if minimum else values
         return block
     ld = block.strides[0] // block.itemsize if c > 1 else width
     kernel = get_kernel("assemble.cu", "assemble_interior", block.dtype)
     kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
            (matrix, np.int32(c), np.int32(n_boundary), cp.ascontiguousarray(vertices, dtype=cp.int64),
-            np.int64(column_start), np.int64(width), block, np.int64(ld)))
+            np.int64(column_start), np.int64(width), block, np.int64(ld), np.int32(bool(minimum))))
     return block
 
 
@@ -325,24 +328,3 @@ def grouped_min_plus_cuda(a, level, out):
         out[...] = c_
     return out
 
-
-def assemble_interior_min_cuda(block, matrix, vertices, n_boundary, column_start):
-    """``block[interior, in-component columns] = min(block, matrix[interior])`` (``grouped_min_plus.cu``)."""
-    import cupy as cp
-
-    c, width = block.shape
-    interior = c - n_boundary
-    unit_rows = width <= 1 or block.strides[1] == block.itemsize
-    if interior == 0:
-        return block
-    if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == block.dtype and interior <= _MAX_GRID_Y):
-        inside = (vertices >= column_start) & (vertices < column_start + width)
-        cols = vertices[inside] - column_start
-        block[n_boundary:, cols] = cp.minimum(block[n_boundary:, cols], matrix[n_boundary:][:, inside])
-        return block
-    ld = block.strides[0] // block.itemsize if c > 1 else width
-    kernel = get_kernel("grouped_min_plus.cu", "assemble_interior_min", block.dtype)
-    kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
-           (matrix, np.int32(c), np.int32(n_boundary), cp.ascontiguousarray(vertices, dtype=cp.int64),
-            np.int64(column_start), np.int64(width), block, np.int64(ld)))
-    return block

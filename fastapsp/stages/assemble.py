@@ -65,12 +65,7 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
     if xp is not np:
         from ._cuda import assemble_row_block_cuda
 
-        if minimum:
-            from ._cuda import assemble_interior_min_cuda
-
-            block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
-            return assemble_interior_min_cuda(block, matrix, vertices, n_boundary, column_start)
-        return assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start)
+        return assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start, minimum)
     block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
     inside = (vertices >= column_start) & (vertices < column_start + width)
     cols = vertices[inside] - column_start
