@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import GraphFormatError
+from ..graph import Graph
 
 FORMATS = ("mtx", "fastapsp", "metis", "snap", "cedge", "dimacs")
 
@@ -334,3 +335,58 @@ def _check_unused(source: _Source, line: int | None, n: int, ids, what: str) -> 
     )
 
 
+def _header_words(source: _Source, comment: bytes, missing: str, offset: int = 0, line: int = 1):
+    """The first line that is neither blank nor a comment: ``(line number, text, words, body offset)``.
+
+    ``missing`` is the problem reported when the file holds no such line.
+    """
+    head = source.header(comment, offset, line)
+    if head is None:
+        raise source.error(None, missing)
+    number, text, _, body_offset = head
+    return number, text, text.split(), body_offset
+
+
+def _graph_from_arcs(source: _Source, tokens: _Tokens, table: np.ndarray, *, n: int, declared: int, head: str,
+                     head_line: int, declares: str, id_names: tuple[str, str], whole: str | None,
+                     directed: bool):
+    """The graph of a table of ``tail head [weight]`` rows with 1-based ids, checked against its header.
+
+    ``declared`` is the row count the header (``head``, file line
+    ``head_line``) gives, ``declares`` how a message says it ("3 entries").
+    ``whole``, when given, is what the message says weights must be when a
+    weight is not a whole number.  Every problem names the file line of the
+    first offending row.
+    """
+    entries, width = table.shape
+
+    def cell(row: int, col: int, problem) -> GraphFormatError:
+        token = row * width + col
+        return source.error(tokens.line_of(token), problem(tokens.text(token)))
+
+    checks = []
+    if entries > declared:
+        extra = np.zeros(entries, dtype=bool)
+        extra[declared] = True
+        checks.append((extra, lambda i: cell(i, 0, lambda _: (
+            f"{head} (line {head_line}) declares {declares} but the file has {entries}; "
+            f"this is the first extra one"))))
+    for col, what in enumerate(id_names):
+        ids = table[:, col]
+        checks.append((_bad_ids(ids, 1, n), lambda i, col=col, what=what, ids=ids: cell(
+            i, col, lambda t: _id_problem(f"{what} {t}", ids[i], 1, n))))
+    weights = None
+    if width == 3:
+        weights = table[:, 2]
+        checks.append((_bad_weights(weights), lambda i: cell(i, 2, lambda t: _weight_problem(t, weights[i]))))
+        if whole is not None:
+            checks.append((_not_whole(weights), lambda i: cell(i, 2, lambda t: (
+                f"weight {t} is not a whole number; allowed{whole}"))))
+    _raise_first(checks)
+    if entries < declared:
+        raise source.error(None, f"{head} (line {head_line}) declares {declares} but the file has {entries}")
+    src = table[:, 0].astype(np.int64) - 1
+    dst = table[:, 1].astype(np.int64) - 1
+    _check_unused(source, head_line, n, (src, dst), f"{head} declares n")
+    weights = None if weights is None else weights.astype(np.float64)
+    return Graph.from_edges(n, src, dst, weights, directed=directed, name=source.name)

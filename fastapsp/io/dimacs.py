@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GraphFormatError
 from ..graph import Graph
-from ._common import (_bad_ids, _bad_weights, _check_n, _check_unused, _id_problem, _not_whole, _raise_first,
-                      _short, _Source, _table, _token_starts, _tokenize, _weight_problem)
+from ._common import _check_n, _graph_from_arcs, _header_words, _short, _Source, _table, _token_starts, _tokenize
 
 _PROBLEM_FORM = "'p sp n m' (n vertices, m arcs, whole numbers)"
 _ARC_FORM = "'a u v w' (arc u -> v of weight w)"
 
 
 def _read_dimacs(source: _Source) -> Graph:
-    head = source.header(b"c")
-    if head is None:
-        raise source.error(None, f"no problem line; allowed: {_PROBLEM_FORM} before the arcs")
-    p_line, text, _, body_offset = head
-    words = text.split()
+    p_line, text, words, body_offset = _header_words(
+        source, b"c", f"no problem line; allowed: {_PROBLEM_FORM} before the arcs")
     if not words or words[0] != b"p":
         raise source.error(p_line, f"found {_short(text)!r} before the problem line; allowed: "
                                    f"'c' comments, then {_PROBLEM_FORM}")
@@ -39,36 +34,10 @@ def _read_dimacs(source: _Source) -> Graph:
     arcs = _Source(source.where, body, source.name, source.undirected)
     tokens = _tokenize(arcs, 0, p_line + 1, b"c")
     table = _table(tokens, (3,), f"{_ARC_FORM}, 3 numbers after the 'a'")
-    entries = table.shape[0]
-
-    def cell(row: int, col: int, problem) -> GraphFormatError:
-        token = row * 3 + col
-        return source.error(tokens.line_of(token), problem(tokens.text(token)))
-
-    checks = []
-    if entries > m:
-        extra = np.zeros(entries, dtype=bool)
-        extra[m] = True
-        checks.append((extra, lambda i: cell(i, 0, lambda _: (
-            f"the problem line (line {p_line}) declares m = {m} arcs but the file has {entries}; "
-            f"this is the first extra one"))))
-    for col, what in ((0, "tail u"), (1, "head v")):
-        ids = table[:, col]
-        checks.append((_bad_ids(ids, 1, n), lambda i, col=col, what=what, ids=ids: cell(
-            i, col, lambda t: _id_problem(f"{what} {t}", ids[i], 1, n))))
-    w = table[:, 2]
-    checks.append((_bad_weights(w), lambda i: cell(i, 2, lambda t: _weight_problem(t, w[i]))))
-    checks.append((_not_whole(w), lambda i: cell(i, 2, lambda t: (
-        f"weight {t} is not a whole number; allowed: whole numbers >= 0 (DIMACS arc lengths are integers)"))))
-    _raise_first(checks)
-    if entries < m:
-        raise source.error(None, f"the problem line (line {p_line}) declares m = {m} arcs but the file has "
-                                 f"{entries}")
-    src = table[:, 0].astype(np.int64) - 1
-    dst = table[:, 1].astype(np.int64) - 1
-    _check_unused(source, p_line, n, (src, dst), "the problem line declares n")
-    return Graph.from_edges(n, src, dst, w.astype(np.float64), directed=not source.undirected,
-                            name=source.name)
+    return _graph_from_arcs(source, tokens, table, n=n, declared=m, head="the problem line", head_line=p_line,
+                            declares=f"m = {m} arcs", id_names=("tail u", "head v"),
+                            whole=": whole numbers >= 0 (DIMACS arc lengths are integers)",
+                            directed=not source.undirected)
 
 
 def _blank_arc_letters(source: _Source, offset: int, first_line: int) -> bytes:

@@ -6,17 +6,13 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._common import (_bad_ids, _bad_weights, _check_n, _id_problem, _raise_first, _short, _Source, _tokenize,
-                      _values, _weight_problem)
+from ._common import (_bad_ids, _bad_weights, _check_n, _header_words, _id_problem, _raise_first, _short, _Source,
+                      _tokenize, _values, _weight_problem)
 
 
 def _read_metis(source: _Source) -> Graph:
-    head = source.header(b"%")
     form = "'n m [fmt [ncon]]' (whole numbers)"
-    if head is None:
-        raise source.error(None, f"no header line; allowed: {form}")
-    header_line, text, _, body_offset = head
-    words = text.split()
+    header_line, text, words, body_offset = _header_words(source, b"%", f"no header line; allowed: {form}")
     if not 2 <= len(words) <= 4 or not all(word.isdigit() for word in words):
         raise source.error(header_line, f"header {_short(text)!r} is not {form}")
     n, m = int(words[0]), int(words[1])

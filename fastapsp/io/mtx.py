@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..errors import GraphFormatError
 from ..graph import Graph
-from ._common import (BANNER, _bad_ids, _bad_weights, _check_n, _check_unused, _id_problem, _not_whole,
-                      _raise_first, _short, _Source, _table, _tokenize, _weight_problem)
+from ._common import BANNER, _check_n, _graph_from_arcs, _header_words, _short, _Source, _table, _tokenize
 
 _BANNER_FORM = "'%%MatrixMarket matrix coordinate <pattern|integer|real> <general|symmetric>'"
 
@@ -54,12 +50,9 @@ def _read_coordinate(
     ``field`` is None for the banner-less fastapsp layout, where every entry
     line holds two numbers (no weights) or three (weights).
     """
-    head = source.header(b"%", offset, line)
-    if head is None:
-        after = "after the banner" if field is not None else "first"
-        raise source.error(None, f"no size line; allowed: a line 'rows columns entries' {after}")
-    size_line, text, _, body_offset = head
-    words = text.split()
+    after = "after the banner" if field is not None else "first"
+    size_line, text, words, body_offset = _header_words(
+        source, b"%", f"no size line; allowed: a line 'rows columns entries' {after}", offset, line)
     if len(words) != 3 or not all(word.isdigit() for word in words):
         raise source.error(
             size_line,
@@ -80,41 +73,7 @@ def _read_coordinate(
         table = _table(tokens, (2,), "2 ('row column') for field 'pattern'")
     else:
         table = _table(tokens, (3,), f"3 ('row column weight') for field {field!r}")
-    entries, k = table.shape
-
-    def cell(row: int, col: int, problem) -> GraphFormatError:
-        token = row * k + col
-        return source.error(tokens.line_of(token), problem(tokens.text(token)))
-
-    checks = []
-    if entries > nnz:
-        extra = np.zeros(entries, dtype=bool)
-        extra[nnz] = True
-        checks.append((extra, lambda i: cell(i, 0, lambda _: (
-            f"the size line (line {size_line}) declares {nnz} entries but the file has "
-            f"{entries}; this is the first extra one"))))
-    for col, what in ((0, "row index"), (1, "column index")):
-        ids = table[:, col]
-        checks.append((_bad_ids(ids, 1, n), lambda i, col=col, what=what, ids=ids: cell(
-            i, col, lambda t: _id_problem(f"{what} {t}", ids[i], 1, n))))
-    if k == 3:
-        w = table[:, 2]
-        checks.append((_bad_weights(w), lambda i: cell(i, 2, lambda t: _weight_problem(t, w[i]))))
-        if field == "integer":
-            checks.append((_not_whole(w), lambda i: cell(i, 2, lambda t: (
-                f"weight {t} is not a whole number; allowed for field 'integer': "
-                f"whole numbers >= 0"))))
-    _raise_first(checks)
-    if entries < nnz:
-        raise source.error(
-            None,
-            f"the size line (line {size_line}) declares {nnz} entries but the file has {entries}",
-        )
-    weights = table[:, 2].astype(np.float64) if k == 3 else None
-    src = table[:, 0].astype(np.int64) - 1
-    dst = table[:, 1].astype(np.int64) - 1
-    _check_unused(source, size_line, n, (src, dst), "the size line declares n")
-    directed = not symmetric and not source.undirected
-    return Graph.from_edges(n, src, dst, weights, directed=directed, name=source.name)
-
-
+    return _graph_from_arcs(source, tokens, table, n=n, declared=nnz, head="the size line", head_line=size_line,
+                            declares=f"{nnz} entries", id_names=("row index", "column index"),
+                            whole=" for field 'integer': whole numbers >= 0" if field == "integer" else None,
+                            directed=not symmetric and not source.undirected)
