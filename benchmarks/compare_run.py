@@ -155,23 +155,10 @@ def _partition(cfg: Config, data: GraphData, exp: Experiment, folder: Path, forc
     path.parent.mkdir(parents=True, exist_ok=True)
     _warm_up_partitioner(cfg.partitioner)
     part = partition_graph(data.graph, cfg.k, cfg.partitioner, seed=exp.seed, imbalance=exp.imbalance)
-    save_partition(path, data.graph, part)
-    compress_npz(path)
+    # Saved partitions travel with the result folder (to the GPU machine, into git): compressed, their
+    # labels take about a tenth of the space.
+    save_partition(path, data.graph, part, compress=True)
     return part, path, False
-
-
-def compress_npz(path: Path) -> None:
-    """Rewrite an ``.npz`` archive compressed, with the same arrays (``np.load`` reads both kinds).
-
-    Saved partitions travel with the result folder (to the GPU machine, into git): their labels
-    compress about tenfold.
-    """
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {name: data[name] for name in data.files}
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as fh:
-        np.savez_compressed(fh, **arrays)
-    tmp.replace(path)
 
 
 def _compare_rows(computed: np.ndarray, reference: np.ndarray, integer: bool) -> tuple[bool, float]:

@@ -12,8 +12,6 @@ import os
 import sys
 import time
 
-import numpy as np
-
 from . import __version__
 from .errors import FastAPSPError
 
@@ -242,7 +240,7 @@ def _say(line: str) -> None:
 def _partition(args, comm) -> int:
     from .comm import run_phase
     from .io import read_graph
-    from .partition import DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph
+    from .partition import DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph, save_partition
     from .pipeline import default_k
 
     if not args.graph:
@@ -261,7 +259,7 @@ def _partition(args, comm) -> int:
                                imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
                                refine=args.refine or "none")
         if args.output:
-            np.save(args.output, part.labels)
+            save_partition(args.output, graph, part)
         metrics = part.metrics()
         metrics.update(graph=graph.name, n=graph.n, m=graph.num_edges, directed=graph.directed,
                        total_seconds=time.perf_counter() - start)

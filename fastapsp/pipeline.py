@@ -21,7 +21,7 @@ from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
 from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS, load_partition,
-                        make_partition, partition_graph, save_partition)
+                        make_partition, partition_checksum, partition_graph, save_partition)
 from .precision import DTYPES, choose_dtype
 from .schedule import component_costs, schedule_components
 from .sink import make_sink
@@ -436,12 +436,12 @@ def _sssp_groups(partition, components, n: int, itemsize: int, xp) -> list[list[
     return groups
 
 
-def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):
+def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm, log=None):
     """Rank 0 partitions (or loads ``partition_file``); every rank ends with the same Partition."""
 
     def on_rank0():
         if opts.partition_file and os.path.exists(opts.partition_file):
-            return load_partition(opts.partition_file, graph, opts.k)
+            return load_partition(opts.partition_file, graph, opts.k, log=log)
         part = partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance,
                                refine=opts.refine)
         if opts.partition_file:
@@ -494,7 +494,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         method = "sssp" if opts.sources_method == "sssp" or (opts.sources_method == "auto" and sources.size <= k) \
             else None
     t = time.perf_counter()
-    partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm)
+    partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm, log=log)
     seconds["partition"] = time.perf_counter() - t
     if sources is not None and method is None:
         method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method)
@@ -643,7 +643,7 @@ def result_metadata(graph, partition, opts, precision) -> dict:
 
     return {"graph": graph.name, "graph_checksum": graph.checksum(), "directed": graph.directed,
             "k": partition.k, "partitioner": partition.method, "seed": partition.seed,
-            "partition_checksum": hashlib.sha256(partition.labels.tobytes()).hexdigest()[:32],
+            "partition_checksum": partition_checksum(partition),
             "undirected_option": bool(opts.undirected), "input_format": opts.format, "dtype_reason": precision.reason,
             "version": __version__}
 

@@ -17,8 +17,8 @@ import numpy as np
 from .comm import run_phase
 from .errors import OutputWarning
 
-__all__ = ["NullSink", "MemorySink", "NpySink", "make_sink", "remove_temporary_files", "sidecar_path",
-           "check_result"]
+__all__ = ["NullSink", "MemorySink", "NpySink", "make_sink", "remove_temporary_files", "sidecar_path", "publish",
+           "read_sidecar", "check_result"]
 
 _POOL = None
 _ROWS_PER_TASK = 64
@@ -92,10 +92,11 @@ class NullSink:
         return None
 
 
-class MemorySink:
+class MemorySink(NullSink):
     """Keeps the rows of this rank in one host array of shape (n, n) (``(rows, n)`` when given).
 
-    With one rank this is the whole answer.  The array is not initialised (an
+    With one rank this is the whole answer; with no file there is nothing to
+    commit or drop (the methods of :class:`NullSink`).  The array is not initialised (an
     n x n fill would cost as much as the copy itself); ``rows_written`` tells
     which rows this rank has filled.
     """
@@ -111,15 +112,6 @@ class MemorySink:
     def write(self, vertices, column_start, block) -> None:
         _scatter_rows(self.result, vertices, column_start, block)
         self.rows_written[vertices] = True
-
-    def commit(self) -> None:
-        return None
-
-    def abort(self) -> None:
-        return None
-
-    def discard(self) -> None:
-        return None
 
 
 class NpySink:
@@ -176,17 +168,7 @@ class NpySink:
         _TEMPORARY.discard(self.tmp)
 
     def _publish(self) -> None:
-        sidecar = sidecar_path(self.path)
-        if os.path.exists(sidecar):
-            os.remove(sidecar)
-        os.replace(self.tmp, self.path)
-        record = dict(self.metadata, sidecar_version=SIDECAR_FORMAT, file=os.path.basename(self.path), n=self.n,
-                      dtype=str(self.dtype), unreachable="inf", bytes=os.path.getsize(self.path))
-        tmp = f"{sidecar}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, sidecar)
+        publish(self.tmp, self.path, dict(self.metadata, n=self.n, dtype=str(self.dtype), unreachable="inf"))
 
     def _flush(self) -> None:
         if isinstance(self.array, np.memmap):
@@ -259,6 +241,54 @@ def _clear_stale_temporaries(path: str) -> None:
                       OutputWarning, stacklevel=2)
 
 
+def publish(tmp, path, record: dict) -> None:
+    """Rename the finished file ``tmp`` to ``path`` and certify it with the sidecar ``PATH.json``.
+
+    The old sidecar is removed before the rename and the new one (``record``
+    plus the format version, file name and size) written after it, atomically:
+    a file whose sidecar exists and matches its size is complete.  Used for
+    ``.npy`` results and saved partitions alike.
+    """
+    path = os.fspath(path)
+    sidecar = sidecar_path(path)
+    if os.path.exists(sidecar):
+        os.remove(sidecar)
+    os.replace(tmp, path)
+    record = dict(record, sidecar_version=SIDECAR_FORMAT, file=os.path.basename(path), bytes=os.path.getsize(path))
+    tmp_sidecar = f"{sidecar}.tmp{os.getpid()}"
+    with open(tmp_sidecar, "w", encoding="utf-8") as fh:
+        json.dump(record, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp_sidecar, sidecar)
+
+
+def read_sidecar(path) -> dict | None:
+    """The sidecar record of ``path`` (see :func:`publish`), or None when it has none.
+
+    Raises
+    ------
+    ValueError
+        When the sidecar cannot be read, is not a fastapsp sidecar, or
+        records another size than ``path`` has (a partial or replaced file);
+        the message names the file.
+    """
+    path = os.fspath(path)
+    sidecar = sidecar_path(path)
+    try:
+        with open(sidecar, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{sidecar}: unreadable sidecar ({exc})") from None
+    if not isinstance(record, dict) or "bytes" not in record:
+        raise ValueError(f"{sidecar}: not a fastapsp sidecar")
+    size = os.path.getsize(path) if os.path.exists(path) else None
+    if size != record["bytes"]:
+        raise ValueError(f"{path}: {size} bytes, the sidecar records {record['bytes']}; partial or replaced file")
+    return record
+
+
 def check_result(path, *, expect: dict | None = None) -> dict:
     """Tell a complete ``.npy`` result from a partial or foreign one, by its sidecar ``PATH.json``.
 
@@ -283,19 +313,9 @@ def check_result(path, *, expect: dict | None = None) -> dict:
         ``expect`` differs; the message names the file and the entry.
     """
     path = os.fspath(path)
-    sidecar = sidecar_path(path)
-    try:
-        with open(sidecar, encoding="utf-8") as fh:
-            record = json.load(fh)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no sidecar {sidecar}, so not a result certified complete by fastapsp") from None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{sidecar}: unreadable sidecar ({exc})") from None
-    if not isinstance(record, dict) or "bytes" not in record:
-        raise ValueError(f"{sidecar}: not a fastapsp result sidecar")
-    size = os.path.getsize(path) if os.path.exists(path) else None
-    if size != record["bytes"]:
-        raise ValueError(f"{path}: {size} bytes, the sidecar records {record['bytes']}; partial or replaced file")
+    record = read_sidecar(path)
+    if record is None:
+        raise ValueError(f"{path}: no sidecar {sidecar_path(path)}, so not a result certified complete by fastapsp")
     for key, value in (expect or {}).items():
         if record.get(key) != value:
             raise ValueError(f"{path}: {key} is {record.get(key)!r} in the sidecar, expected {value!r}")

@@ -26,7 +26,8 @@ from .metis import metis
 from .refine import boundary_count, refine_boundary
 
 __all__ = ["PARTITIONERS", "REFINEMENTS", "REFINED_SUFFIX", "Partition", "partition_graph", "boundary_mask",
-           "make_partition", "save_partition", "load_partition", "graph_fingerprint", "refine_boundary",
+           "make_partition", "save_partition", "load_partition", "graph_fingerprint", "partition_checksum",
+           "partition_record", "refine_boundary",
            "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
 
 DEFAULT_SEED = 42
@@ -147,55 +148,155 @@ def graph_fingerprint(graph) -> str:
     return h.hexdigest()[:32]
 
 
-def save_partition(path, graph, partition: Partition) -> None:
-    """Write ``partition`` (labels and how they were made) to ``path`` as an ``.npz`` archive."""
+def partition_checksum(partition: Partition) -> str:
+    """Hex digest of the labels, to tie a result or a saved partition to the exact split it used."""
+    return hashlib.sha256(partition.labels.astype(np.int32).tobytes()).hexdigest()[:32]
+
+
+def partition_record(graph, partition: Partition) -> dict:
+    """What the sidecar of a saved partition records: the graph it splits and how it was made."""
+    from .. import __version__
+
+    metrics = partition.metrics()
+    return {"kind": "partition", "graph": graph.name, "graph_checksum": graph.checksum(),
+            "structure_checksum": graph_fingerprint(graph), "n": graph.n, "m": graph.num_edges,
+            "directed": graph.directed, "k": partition.k, "partitioner": partition.method, "seed": partition.seed,
+            "imbalance_allowed": partition.imbalance if np.isfinite(partition.imbalance) else None,
+            "imbalance": metrics["imbalance"],
+            "largest_part": metrics["largest_part"], "boundary_vertices": metrics["boundary_vertices"],
+            "edge_cut": metrics["edge_cut"], "partition_checksum": partition_checksum(partition),
+            "details": _saved_details(partition.details), "version": __version__}
+
+
+def save_partition(path, graph, partition: Partition, *, compress: bool = False) -> None:
+    """Write ``partition`` to ``path`` with a JSON sidecar ``PATH.json`` (see :func:`partition_record`).
+
+    A path ending in ``.npy`` gets the labels alone (one int32 per vertex);
+    any other name an ``.npz`` archive of the labels and how they were made
+    (``compress``: zip-compressed, about tenfold smaller).
+    The file is written under a temporary name and certified by
+    :func:`fastapsp.sink.publish`, so a saved partition with a matching
+    sidecar is complete.
+    """
+    from ..sink import publish
+
+    path = os.fspath(path)
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "wb") as fh:
-        np.savez(fh, labels=partition.labels, k=partition.k, method=partition.method,
-                 seed=partition.seed, imbalance=partition.imbalance, seconds=partition.seconds,
-                 fingerprint=graph_fingerprint(graph), **_saved_details(partition.details))
-    os.replace(tmp, path)
+        if path.endswith(".npy"):
+            np.save(fh, partition.labels.astype(np.int32))
+        else:
+            (np.savez_compressed if compress else np.savez)(fh, labels=partition.labels, k=partition.k, method=partition.method,
+                     seed=partition.seed, imbalance=partition.imbalance, seconds=partition.seconds,
+                     fingerprint=graph_fingerprint(graph), **{_DETAIL_PREFIX + key: value for key, value in
+                                                              _saved_details(partition.details).items()})
+    publish(tmp, path, partition_record(graph, partition))
 
 
 _DETAIL_PREFIX = "detail_"
 
 
 def _saved_details(details: dict) -> dict:
-    """Numbers and strings of ``details`` as archive members ``detail_<name>``."""
-    return {_DETAIL_PREFIX + key: value for key, value in details.items()
+    """The numbers and strings of ``details`` (what a saved partition keeps of them)."""
+    return {key: value for key, value in details.items()
             if isinstance(value, (int, float, str)) and not isinstance(value, bool)}
 
 
-def load_partition(path, graph, k: int | None = None) -> Partition:
-    """Read a partition saved by :func:`save_partition` (or a plain ``.npy`` of labels).
+def load_partition(path, graph, k: int | None = None, *, log=None) -> Partition:
+    """Read a partition saved by :func:`save_partition`, or a user's ``.npy`` of labels.
+
+    With its sidecar ``PATH.json`` the file is checked before its labels are
+    used: the sidecar must match the file's size, and record the graph's
+    vertex count, its structure (arcs in either direction, the partitioners'
+    view, so a partition made for ``USA-road-d`` fits ``USA-road-t``) and
+    ``k`` when given.  A file without a sidecar is accepted after its labels
+    are checked: ``n`` integers in ``0..k-1``; when ``k`` is not given it is
+    the largest label + 1 and every label below it must be used (an unused
+    label 0 is the mark of 1-based labels); giving ``k`` allows empty
+    components.  ``log`` (a callable taking one line) then hears a note.
 
     Raises
     ------
     PartitionError
-        When the file is unreadable, was made for another graph, or for another ``k``.
+        When the file or its sidecar is unreadable, or the partition was made
+        for another graph, another ``n`` or another ``k``; the message names
+        the file, what it holds and what the run expected.
     """
+    from ..sink import read_sidecar, sidecar_path
+
+    path = os.fspath(path)
+    try:
+        record = read_sidecar(path)
+    except ValueError as exc:
+        raise PartitionError(str(exc)) from None
+    if record is not None:
+        _check_record(path, record, graph, k)
     try:
         labels, file_k, meta, fingerprint = _read_partition_file(path)
     except PartitionError:
         raise
     except Exception as exc:
         raise PartitionError(f"{path}: not a partition file readable by numpy.load ({exc})") from None
-    if fingerprint is None:  # plain labels, as written by `fastapsp partition --output`
-        k = file_k if k is None else k
-    else:
+    if record is not None:
+        file_k = int(record["k"])
+        allowed = record.get("imbalance_allowed")
+        meta = {"method": record.get("partitioner", "file"), "seed": record.get("seed", -1),
+                "imbalance": float("nan") if allowed is None else allowed, "seconds": meta.get("seconds", 0.0),
+                "details": record.get("details") or meta.get("details")}
+    elif fingerprint is not None:  # an archive of save_partition whose sidecar is gone
         if fingerprint != graph_fingerprint(graph):
-            raise PartitionError(f"{path}: partition was made for another graph than {graph.name!r}; "
-                                 "delete the file or pass another --partition-file")
+            raise PartitionError(f"{path}: partition was made for another graph than {graph.name!r} (the graph "
+                                 "fingerprint it holds differs); delete the file or pass another --partition-file")
         if k is not None and k != file_k:
             raise PartitionError(f"{path}: partition has k={file_k}, the run asks for k={k}")
-        k = file_k
     if labels.shape != (graph.n,):
-        raise PartitionError(f"{path}: {labels.size} labels for a graph of {graph.n} vertices")
+        raise PartitionError(f"{path}: {labels.size} labels for a graph of {graph.n} vertices "
+                             f"({graph.name}); allowed: one label per vertex")
+    given = k
+    k = file_k if k is None else k
+    if k > max(1, graph.n):
+        raise PartitionError(f"{path}: k={k} components for a graph of {graph.n} vertices ({graph.name}); "
+                             "allowed: at most one component per vertex")
     if labels.size and (labels.min() < 0 or labels.max() >= k):
-        raise PartitionError(f"{path}: labels must lie in 0..{k - 1}")
-    return make_partition(graph, labels, k, method=str(meta.get("method", "file")), seed=int(meta.get("seed", -1)),
-                          imbalance=float(meta.get("imbalance", float("nan"))), seconds=float(meta.get("seconds", 0.0)),
-                          details=meta.get("details"))
+        found = int(labels.min()) if labels.min() < 0 else int(labels.max())
+        raise PartitionError(f"{path}: label {found} is outside 0..{k - 1} (k={k}); allowed: labels 0..k-1")
+    if record is None and fingerprint is None and given is None:
+        unused = np.flatnonzero(np.bincount(labels, minlength=k) == 0)
+        if unused.size:
+            hint = " (label 0 unused: 1-based labels?)" if unused[0] == 0 else ""
+            raise PartitionError(f"{path}: labels 0..{k - 1} leave {unused.size} component(s) empty, the first "
+                                 f"{int(unused[0])}{hint}; allowed: every label used, or give k (-k {k}) to "
+                                 "allow empty components")
+    partition = make_partition(graph, labels, k, method=str(meta.get("method", "file")),
+                               seed=int(meta.get("seed", -1)), imbalance=float(meta.get("imbalance", float("nan"))),
+                               seconds=float(meta.get("seconds", 0.0)), details=meta.get("details"))
+    if record is not None and record.get("partition_checksum") != partition_checksum(partition):
+        raise PartitionError(f"{path}: labels do not match those its sidecar {sidecar_path(path)} records "
+                             "(replaced file?); delete both or pass another --partition-file")
+    if record is None and log is not None:
+        how = "the graph fingerprint it holds and " if fingerprint is not None else ""
+        log(f"note: {path} has no sidecar {sidecar_path(path)} (not saved by fastapsp): checked {how}its "
+            f"{labels.size} labels (k={k}, {int(np.count_nonzero(partition.sizes))} components used)")
+    return partition
+
+
+def _check_record(path: str, record: dict, graph, k: int | None) -> None:
+    """Refuse a saved partition whose sidecar names another graph, ``n`` or ``k``."""
+    from ..sink import sidecar_path
+
+    sidecar = sidecar_path(path)
+    if record.get("kind") != "partition":
+        raise PartitionError(f"{sidecar}: not the sidecar of a partition (kind {record.get('kind')!r}); "
+                             "allowed: a file saved by --partition-file or fastapsp partition --output")
+    mine = graph_fingerprint(graph)
+    if record.get("n") != graph.n or record.get("structure_checksum") != mine:
+        raise PartitionError(f"{path}: partition was made for another graph: {sidecar} records "
+                             f"{record.get('graph')!r} with n={record.get('n')}, m={record.get('m')}, structure "
+                             f"checksum {record.get('structure_checksum')}; expected {graph.name!r} with n={graph.n}, "
+                             f"m={graph.num_edges}, structure checksum {mine}; delete the file or pass another "
+                             "--partition-file")
+    if k is not None and record.get("k") != k:
+        raise PartitionError(f"{path}: partition has k={record.get('k')} (per {sidecar}), the run asks for k={k}")
 
 
 def _read_partition_file(path):
