@@ -41,7 +41,7 @@ def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):
 
 
 def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
-          seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None, sources=None,
+          seed: int = 42, imbalance: float = 0.03, dtype="auto", partition=None, sources=None,
           sources_method: str = "auto", sssp_method: str = "auto"):
     """All-pairs shortest-path distances of ``graph`` in this process.
 
@@ -57,8 +57,14 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         ``auto`` takes the GPU when one is visible.
     seed, imbalance : int, float
         Partitioner seed and allowed imbalance.
-    dtype : {"float64", "float32"}
-        Distance dtype.
+    dtype : {"auto", "float32", "float64"}
+        Distance dtype.  ``auto`` (the default, as ``--dtype`` of the command
+        line): float32 when every weight is a whole number and no finite
+        distance can exceed 2**24 (float32 is exact), float64 when whole-number
+        distances could pass 2**24, float32 for weights that are not whole
+        numbers (rounded to about 7 significant digits; ask for float64 for
+        about 16).  An explicit dtype that cannot be exact for this graph gives
+        a :class:`~fastapsp.errors.PrecisionWarning` (see :mod:`fastapsp.precision`).
     partition : Partition, optional
         Use this partition instead of computing one.
     sources : str or array_like of int, optional
@@ -80,16 +86,13 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     ValueError
         For a bad ``k``, partitioner, backend or dtype.
     """
-    import numpy as np
-
     from .backend import resolve_backend
     from .cost import SSSP_METHODS, choose_method, predict
     from .partition import partition_graph as _partition
-    from .pipeline import DTYPES, default_k, run_components
+    from .pipeline import default_k, run_components
     from .sink import MemorySink
 
-    if str(np.dtype(dtype)) not in DTYPES:
-        raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
+    dtype = _resolve_dtype(graph, dtype)
     if sources is not None:
         return _solve_sources(graph, sources, sources_method, k=k, partitioner=partitioner, backend=backend,
                               seed=seed, imbalance=imbalance, dtype=dtype, partition=partition)
@@ -109,6 +112,26 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     if not sink.rows_written.all():  # every vertex lies in exactly one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
     return sink.result
+
+
+def _resolve_dtype(graph: Graph, dtype) -> str:
+    """The dtype :func:`solve` computes in: ``auto`` decided by the graph; a warning when not exact."""
+    import numpy as np
+
+    from .pipeline import DTYPES, _tell_precision
+    from .precision import choose_dtype
+
+    requested = None
+    if dtype is not None and not (isinstance(dtype, str) and dtype == "auto"):
+        try:
+            requested = str(np.dtype(dtype))
+        except TypeError:
+            requested = repr(dtype)
+        if requested not in DTYPES:
+            raise ValueError(f"dtype: {dtype!r} is not one of auto, {', '.join(DTYPES)}")
+    precision = choose_dtype(graph, requested)
+    _tell_precision(precision, requested, None, stacklevel=4)
+    return precision.dtype
 
 
 def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imbalance, dtype, partition):

@@ -648,11 +648,11 @@ def result_metadata(graph, partition, opts, precision) -> dict:
             "version": __version__}
 
 
-def _tell_precision(precision, requested, log) -> None:
+def _tell_precision(precision, requested, log, *, stacklevel: int = 3) -> None:
     """Say in one line why float64 was chosen, or warn that the chosen dtype is not exact."""
     if precision.warning is not None:
         if log is None:
-            warnings.warn(precision.warning, PrecisionWarning, stacklevel=3)
+            warnings.warn(precision.warning, PrecisionWarning, stacklevel=stacklevel)
         else:
             log(f"warning: {precision.warning}")
     elif requested in (None, "auto") and precision.dtype == "float64" and log is not None:

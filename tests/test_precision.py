@@ -112,3 +112,45 @@ def test_cli_explicit_float32_warns_in_one_line(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("fastapsp: warning:") and "float32" in lines[0], proc.stderr
     assert np.load(out)[0, 2] == 16777216  # the rounding the warning announced
+
+
+# ------------------------------------------------------------- Python API
+def test_api_solve_defaults_to_auto_like_the_cli(tmp_path):
+    import fastapsp
+
+    big = fastapsp.read_graph(write_big(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # auto picks float64 quietly, as the CLI does (its note aside)
+        d = fastapsp.solve(big, k=1, backend="numpy")
+    assert d.dtype == np.float64 and d[0, 2] == 16777217
+    small = path_graph([5, 1])
+    assert fastapsp.solve(small, k=1, backend="numpy").dtype == np.float32
+    assert fastapsp.solve(small, k=1, backend="numpy", dtype="float64").dtype == np.float64
+    real = path_graph([0.1, 0.25])
+    assert fastapsp.solve(real, k=1, backend="numpy", dtype="auto").dtype == np.float32
+    for graph in (big, small, real):  # the same rule as the command line's --dtype auto
+        assert str(fastapsp.solve(graph, k=1, backend="numpy").dtype) == choose_dtype(graph).dtype
+    assert fastapsp.solve(big, k=1, backend="numpy", sources=[0]).dtype == np.float64
+
+
+def test_api_solve_explicit_float32_warns_and_bad_names_fail(tmp_path):
+    import fastapsp
+
+    big = fastapsp.read_graph(write_big(tmp_path))
+    with pytest.warns(PrecisionWarning, match="rounds") as caught:
+        d = fastapsp.solve(big, k=1, backend="numpy", dtype=np.float32)
+    assert d.dtype == np.float32 and d[0, 2] == 16777216
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    for bad in ("float16", "bogus", int):
+        with pytest.raises(ValueError, match="is not one of auto, float32, float64"):
+            fastapsp.solve(big, k=1, backend="numpy", dtype=bad)
+
+
+def test_api_docs_state_the_auto_rule():
+    import inspect
+
+    import fastapsp
+
+    assert inspect.signature(fastapsp.solve).parameters["dtype"].default == "auto"
+    doc = fastapsp.solve.__doc__
+    assert "``auto`` (the default" in doc and "2**24" in doc
