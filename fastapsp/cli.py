@@ -111,11 +111,17 @@ def main(argv=None) -> int:
     debug = getattr(args, "debug", False)
     comm = None
     restore = None
+    job = None
     try:
         from .comm import get_comm
+        from .watch import JobStatus, supervise
 
+        if args.command == "solve":
+            supervise()  # under a launcher the rest runs in a child, so that its death can be reported
         comm = get_comm()
         restore = _install_handlers(comm)
+        if args.command == "solve" and comm.size > 1:
+            job = JobStatus(comm)
         if args.command == "info":
             return _info(comm)
         if args.command == "partition":
@@ -141,9 +147,16 @@ def main(argv=None) -> int:
         print(f"fastapsp: internal error on rank {rank}: {type(exc).__name__}: {_one_line(exc)} "
               "(rerun with --debug for the traceback)", file=sys.stderr)
         if comm is not None and comm.size > 1:
+            from .sink import remove_temporary_files
+            from .watch import end_job
+
+            remove_temporary_files()
+            end_job()
             comm.Abort(EXIT_ERROR)
         return EXIT_ERROR
     finally:
+        if job is not None:
+            job.close()
         if restore is not None:
             restore()
 
@@ -158,6 +171,7 @@ def _install_handlers(comm):
     import warnings
 
     from .sink import remove_temporary_files
+    from .watch import end_job, failed_peer
 
     previous_show = warnings.showwarning
 
@@ -166,10 +180,20 @@ def _install_handlers(comm):
             print(f"fastapsp: warning: {_one_line(message)}", file=sys.stderr, flush=True)
 
     def stop(signum, frame):
+        # A second signal (a launcher signals the process group, the supervisor passes it on too) must not
+        # interrupt this one halfway through its clean-up.
+        for sig in handlers:
+            signal.signal(sig, signal.SIG_IGN)
+        # Open MPI's mpirun sends SIGTERM to every rank when one died: name that one, once, instead.
+        dead = failed_peer()
         removed = remove_temporary_files()
+        end_job()
         name = signal.Signals(signum).name
         note = f"; removed {', '.join(removed)}" if removed else ""
-        print(f"fastapsp: stopped by {name} on rank {comm.rank}{note}", file=sys.stderr, flush=True)
+        if dead is None:
+            print(f"fastapsp: stopped by {name} on rank {comm.rank}{note}", file=sys.stderr, flush=True)
+        elif dead:
+            print(f"fastapsp: error: {dead}", file=sys.stderr, flush=True)
         if comm.size > 1:
             comm.Abort(128 + signum)  # the other ranks may be deep in their work or in a collective
             os._exit(128 + signum)  # MPI_Abort may return before the launcher kills this process

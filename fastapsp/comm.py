@@ -12,6 +12,7 @@ import os
 import sys
 
 from .errors import BackendError, RankError
+from .watch import end_job, note_phase
 
 __all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "run_or_abort", "select_device",
            "max_over_ranks"]
@@ -138,6 +139,7 @@ def run_phase(comm, name: str, fn, *args, **kwargs):
     :class:`RankError` naming the first failing rank and its message.  With a
     single rank the original exception passes through unchanged.
     """
+    note_phase(name)
     try:
         result = fn(*args, **kwargs)
         failure = None
@@ -163,6 +165,7 @@ def run_or_abort(comm, name: str, fn, *args, cleanup=None, **kwargs):
     naming itself and the failure, and calls ``comm.Abort``, which stops
     every rank.  With a single rank the exception passes through unchanged.
     """
+    note_phase(name)
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - every failure must end the job
@@ -173,6 +176,7 @@ def run_or_abort(comm, name: str, fn, *args, cleanup=None, **kwargs):
                 cleanup()
             except Exception:  # noqa: BLE001 - the failure itself is what must be reported
                 pass
+        end_job()
         text = " ".join((str(exc) or type(exc).__name__).split())
         print(f"fastapsp: error: rank {comm.rank} of {comm.size} failed during {name}: {text}",
               file=sys.stderr, flush=True)

@@ -39,6 +39,7 @@ from .progress import make_progress
 from .sizing import check_output_fits, dry_run, output_bytes
 from .smalldist import SMALL_DTYPES, SmallIntSink, check_small_dtype
 from .verify import RowSampler, chain, pick_rows, verify_rows
+from .watch import note_stage, place
 
 __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
@@ -128,14 +129,15 @@ class StageTimer:
 
     @contextmanager
     def __call__(self, name: str, *, sync: bool = True):
+        note_stage(self.component, name)  # named by the supervisor if this rank is killed here
         start = time.perf_counter()
         try:
             yield
         except StageError:
             raise
         except Exception as exc:  # say which component and stage failed, e.g. a GPU out of memory
-            raise StageError(f"component {self.component}, stage {name}: {type(exc).__name__}: {exc}",
-                             component=self.component, stage=name) from exc
+            raise StageError(f"{place(self.component, name)}: {type(exc).__name__}: {exc}", component=self.component,
+                             stage=name) from exc
         if sync and self.xp is not np:
             # The compute stream only: copies to the host run on their own stream.
             self.xp.cuda.get_current_stream().synchronize()
@@ -214,10 +216,12 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             everything = [p for p in range(partition.k) if partition.sizes[p] > 0]
             closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer)
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
+        timer.component = None  # these stages serve every component
         with timer("boundary_graph"):
             levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed)
         rows_of = levels.boundary_rows(components)
         while True:
+            timer.component = None  # the next component is known once its rows are made
             with timer("boundary_rows"):
                 item = next(rows_of, None)
             if item is None:
@@ -244,7 +248,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         return timer.seconds
     for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
         sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
-        timer.component = group[0] if len(group) == 1 else f"batch {group}"
+        timer.component = group[0] if len(group) == 1 else tuple(group)  # one SSSP batch for several components
         with timer("sssp"):
             all_rows = boundary_sssp(indptr, indices, weights, xp.asarray(sources), dtype=dtype,
                                      unit_weights=graph.unit_weights)
@@ -284,17 +288,18 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     budget = _available_bytes(xp) // 3
     closed: dict = {}
     blocks: dict = {}
-    with timer("local_fw"):
-        for p in components:
-            if partition.sizes[p] == 0:
-                continue
+    for p in components:
+        if partition.sizes[p] == 0:
+            continue
+        timer.component = p
+        with timer("local_fw"):
             matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
-            nb = int(partition.boundary_per_part[p])
-            if matrix.nbytes <= budget:
-                budget -= matrix.nbytes
-                closed[p], blocks[p] = matrix, matrix[:nb]
-            else:
-                closed[p], blocks[p] = None, matrix[:nb].copy()
+        nb = int(partition.boundary_per_part[p])
+        if matrix.nbytes <= budget:
+            budget -= matrix.nbytes
+            closed[p], blocks[p] = matrix, matrix[:nb]
+        else:
+            closed[p], blocks[p] = None, matrix[:nb].copy()
     return closed, blocks
 
 
@@ -558,7 +563,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                 spread = plan if selection is None else \
                     schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
                 extra, timer = _boundary_graph_inputs(graph, partition, spread[comm.rank], backend, compute_dtype,
-                                                      comm=comm)
+                                                      comm=comm, cleanup=base_sink.discard)
             stage_seconds = run_or_abort(comm, "computing the components", run_components, graph, partition,
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
@@ -599,17 +604,19 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     return report, sink
 
 
-def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm):
+def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None):
     """Close this rank's components locally and share their boundary rows with every rank.
 
     What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
     distances over all components), once, by one allgather.  Every rank then
-    builds the upper levels of the boundary graph itself.
+    builds the upper levels of the boundary graph itself.  The closures are
+    long work of each rank alone: a failure there ends the job at once
+    (``cleanup`` first), as in the components' stages.
     """
     xp = np if backend != "cupy" else __import__("cupy")
     timer = StageTimer(xp)
-    closed, blocks = run_phase(comm, "closing the components", local_closures, graph, partition, mine,
-                               backend=backend, dtype=dtype, timer=timer)
+    closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
+                                  backend=backend, dtype=dtype, timer=timer, cleanup=cleanup)
     if comm.size > 1:
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         blocks = {}

@@ -1,11 +1,15 @@
 """The fastapsp command line with faults injected into chosen ranks and stages (used by test_faults.py).
 
 Usage: ``python fault_driver.py RANK:MODE:STAGE [...] -- fastapsp arguments``.  On rank RANK
-(``PMI_RANK``/``OMPI_COMM_WORLD_RANK``, 0 without a launcher) the first call of STAGE
-(``sssp``, ``build``, ``floyd_warshall``, ``min_plus``) does MODE instead of its work:
-``raise`` (a RuntimeError), ``oom`` (a MemoryError, as CuPy's OutOfMemoryError is),
-``kill`` (SIGKILL to itself, a rank that dies) or ``hang`` (sleeps, a rank that is stuck).
-A file ``READY_FILE`` (environment variable) is created when a fault is reached.
+(``PMI_RANK``/``OMPI_COMM_WORLD_RANK``, 0 without a launcher) the first call of STAGE does MODE
+instead of its work.  STAGE is a name of ``fastapsp.pipeline.STAGES``: those of the frontier
+method (``METHOD_STAGES["frontier"]``: sssp, build, floyd_warshall, extract, min_plus, assemble,
+write) or of the boundary-graph method (local_fw, boundary_graph, boundary_rows, extract,
+min_plus, assemble, write); pass ``--sssp-method`` to choose the method.  MODE is ``raise`` (a
+RuntimeError), ``oom`` (a MemoryError, as CuPy's OutOfMemoryError is), ``kill`` (SIGKILL to
+itself: a rank that dies), ``segv`` (SIGSEGV to itself: a crash in native code) or ``hang``
+(sleeps: a rank that is stuck).  A file ``READY_FILE.RANK`` (environment variable) is created
+when a fault is reached.
 """
 
 import os
@@ -14,10 +18,31 @@ import sys
 import time
 
 import fastapsp.pipeline as pipeline
+import fastapsp.sink as sink
 from fastapsp.cli import main
+from fastapsp.stages.boundary_graph import BoundaryGraph
 
-STAGES = {"sssp": "boundary_sssp", "build": "build_component_matrix", "floyd_warshall": "blocked_floyd_warshall",
-          "min_plus": "min_plus"}
+# Stage -> (where the function the stage calls is looked up, its name there).
+TARGETS = {
+    "sssp": (pipeline, "boundary_sssp"),
+    "build": (pipeline, "build_component_matrix"),
+    "floyd_warshall": (pipeline, "blocked_floyd_warshall"),
+    "local_fw": (pipeline, "close_components"),
+    "boundary_graph": (pipeline, "BoundaryGraph"),
+    "boundary_rows": (BoundaryGraph, "boundary_rows"),  # a generator: the fault comes at its first row
+    "extract": (pipeline, "extract_inner_to_boundary"),
+    "min_plus": (pipeline, "min_plus"),
+    "assemble": (pipeline, "assemble_row_block"),
+    "write": (sink.NpySink, "write"),  # the host path writes each block inside the stage 'write'
+}
+METHOD_STAGES = {
+    "frontier": ("sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble", "write"),
+    "boundary-graph": ("local_fw", "boundary_graph", "boundary_rows", "extract", "min_plus", "assemble", "write"),
+}
+# Stages that serve every component at once: their errors name no component.
+SHARED_STAGES = ("boundary_graph", "boundary_rows")
+MODES = ("raise", "oom", "kill", "segv", "hang")
+assert set(TARGETS) <= set(pipeline.STAGES), set(TARGETS) - set(pipeline.STAGES)
 
 
 def my_rank() -> int:
@@ -27,33 +52,58 @@ def my_rank() -> int:
     return 0
 
 
-def faulty(original, mode):
-    def stage(*args, **kwargs):
-        if os.environ.get("READY_FILE"):
-            open(f"{os.environ['READY_FILE']}.{my_rank()}", "w").close()
-        if mode == "raise":
-            raise RuntimeError("injected failure")
-        if mode == "oom":
-            raise MemoryError("Out of memory allocating 4,294,967,296 bytes (injected)")
-        if mode == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if mode == "hang":
-            time.sleep(3600)
+def fault(mode: str) -> None:
+    if os.environ.get("READY_FILE"):
+        open(f"{os.environ['READY_FILE']}.{my_rank()}", "w").close()
+    if mode == "raise":
+        raise RuntimeError("injected failure")
+    if mode == "oom":
+        raise MemoryError("Out of memory allocating 4,294,967,296 bytes (injected)")
+    if mode == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if mode == "hang":
+        time.sleep(3600)
+
+
+def faulty(stage: str, mode: str):
+    """The stage's function, doing ``mode`` at its first call."""
+    owner, name = TARGETS[stage]
+    original = getattr(owner, name)
+    done = []
+
+    def once():
+        if not done:
+            done.append(True)
+            fault(mode)
+
+    if stage == "boundary_rows":
+        def rows(*args, **kwargs):
+            once()
+            yield from original(*args, **kwargs)
+
+        return rows
+
+    def call(*args, **kwargs):
+        once()
         return original(*args, **kwargs)
 
-    return stage
+    return call
+
+
+def inject(spec: str, set_attribute=setattr) -> None:
+    """Apply one ``RANK:MODE:STAGE`` when RANK is this process's rank."""
+    rank, mode, stage = spec.split(":")
+    if mode not in MODES or stage not in TARGETS:
+        raise SystemExit(f"fault_driver: bad fault {spec!r}; modes {MODES}, stages {tuple(TARGETS)}")
+    if int(rank) == my_rank():
+        owner, name = TARGETS[stage]
+        set_attribute(owner, name, faulty(stage, mode))
 
 
 if __name__ == "__main__":
     split = sys.argv.index("--")
     for spec in sys.argv[1:split]:
-        rank, mode, stage = spec.split(":")
-        if int(rank) == my_rank():
-            name = STAGES[stage]
-            setattr(pipeline, name, faulty(getattr(pipeline, name), mode))
-    args = sys.argv[split + 1:]
-    if args[:1] == ["solve"] and "--sssp-method" not in args:
-        # The stages named above are those of the frontier pipeline (the boundary-graph method
-        # closes components in stages/boundary_graph.py); both run under the same fault handling.
-        args += ["--sssp-method", "frontier"]
-    sys.exit(main(args))
+        inject(spec)
+    sys.exit(main(sys.argv[split + 1:]))

@@ -1,0 +1,210 @@
+"""fastapsp.watch: each rank's status file, the watchdog over the ranks beside it, stale job folders.
+
+The launcher runs (a rank killed under mpiexec, the supervisor's message) are in
+test_faults.py; here the pieces are checked alone, and the watchdog ends a
+"job" of two plain processes whose communicator only records ``Abort``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fastapsp import watch
+from fastapsp.comm import SerialComm
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path, monkeypatch):
+    """Job folders under ``tmp_path`` (tempfile reads TMPDIR once; reset its cache)."""
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    yield tmp_path
+    monkeypatch.setattr(tempfile, "tempdir", None)
+
+
+def test_describe_says_phase_component_and_stage():
+    assert watch.describe(None) == "while starting (before its first stage)"
+    assert watch.describe({"phase": "reading the graph"}) == "during reading the graph"
+    record = {"phase": "computing the components", "component": 3, "stage": "min_plus"}
+    assert watch.describe(record) == "during computing the components: component 3, stage min_plus"
+    record = {"phase": "computing the components", "component": None, "stage": "boundary_rows"}
+    assert watch.describe(record) == "during computing the components: stage boundary_rows"
+    record = {"phase": "computing the components", "component": [1, 2, 0], "stage": "sssp"}  # one SSSP batch
+    assert watch.describe(record) == "during computing the components: components 1, 2, 0, stage sssp"
+
+
+def test_status_is_written_when_the_stage_changes_and_removed_at_the_end(tmpdir_env, monkeypatch):
+    writes = []
+    original = watch._write_record
+    monkeypatch.setattr(watch, "_write_record", lambda path, record: (writes.append(record), original(path, record)))
+    job = watch.JobStatus(SerialComm(), period=None)
+    try:
+        assert Path(job.folder).parent == tmpdir_env and Path(job.file).is_file()
+        watch.note_phase("computing the components")
+        for _ in range(3):  # the same place again: nothing to write
+            watch.note_stage(7, "floyd_warshall")
+        watch.note_stage(7, "min_plus")
+        record = json.loads(Path(job.file).read_text())
+        assert (record["phase"], record["component"], record["stage"]) == ("computing the components", 7, "min_plus")
+        assert record["pid"] == os.getpid() and record["rank"] == 0 and record["state"] == "running"
+        assert [w["stage"] for w in writes] == [None, None, "floyd_warshall", "min_plus"]
+        from fastapsp.sink import _TEMPORARY
+
+        _TEMPORARY.add("/nonexistent/out.npy.tmp1")  # a new temporary output is recorded at the next note
+        try:
+            watch.note_stage(7, "min_plus")
+            assert json.loads(Path(job.file).read_text())["temporaries"] == ["/nonexistent/out.npy.tmp1"]
+        finally:
+            _TEMPORARY.discard("/nonexistent/out.npy.tmp1")
+    finally:
+        job.close()
+    assert not Path(job.folder).exists() and watch._JOB is None
+    watch.note_stage(1, "sssp")  # without a job: nothing happens
+
+
+def test_a_zombie_is_not_alive():
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while watch._alive(child.pid) and time.monotonic() < deadline:  # exited, not yet reaped
+        time.sleep(0.05)
+    assert not watch._alive(child.pid)
+    if sys.platform.startswith("linux"):
+        assert os.path.exists(f"/proc/{child.pid}")  # still there: a zombie, as os.kill(pid, 0) would miss
+    child.wait()
+    assert watch._alive(os.getpid()) and not watch._alive(None) and not watch._alive(0)
+
+
+def test_stale_job_folders_are_swept(tmpdir_env):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = watch.socket.gethostname()
+    prefix = f"{watch._PREFIX}{os.getuid()}-"
+
+    def folder(name, records, age=0.0):
+        path = tmpdir_env / f"{prefix}{name}"
+        path.mkdir()
+        for rank, pid in enumerate(records):
+            (path / f"rank{rank}.json").write_text(json.dumps({"pid": pid, "supervisor": None, "host": host,
+                                                               "rank": rank}))
+        if age:
+            os.utime(path, (time.time() - age, time.time() - age))
+        return path
+
+    gone = folder("dead", [dead.pid, dead.pid])
+    running = folder("alive", [dead.pid, os.getpid()])
+    fresh = folder("fresh", [])
+    old = folder("old", [], age=2 * watch._STALE_EMPTY)
+    other = tmpdir_env / "fastapsp-job-someone-else"
+    other.mkdir()
+    job = watch.JobStatus(SerialComm(), period=None)
+    job.close()
+    assert not gone.exists() and not old.exists()
+    assert running.exists() and fresh.exists() and other.exists()
+
+
+PEER = """
+import os, sys, time
+sys.path.insert(0, {root!r})
+from fastapsp import watch
+
+class Comm:
+    # Two processes of one job without MPI: the folder name is given, Barrier waits for both status files.
+    def __init__(self, rank, name):
+        self.rank, self.size, self.name = rank, 2, name
+    def bcast(self, obj, root=0):
+        return self.name
+    def Barrier(self):
+        folder = os.path.join(os.environ["TMPDIR"], self.name)
+        while not all(os.path.exists(os.path.join(folder, f"rank{{r}}.json")) for r in range(2)):
+            time.sleep(0.02)
+    def Abort(self, code):
+        print(f"Abort({{code}})", flush=True)
+        os._exit(7)
+
+job = watch.JobStatus(Comm(int(sys.argv[1]), sys.argv[2]), period=0.1)
+watch.note_phase("computing the components")
+watch.note_stage(int(sys.argv[1]) + 3, "min_plus")
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def start_peers(tmp_path, name):
+    script = tmp_path / "peer.py"
+    script.write_text(PEER.format(root=str(ROOT)))
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    peers = [subprocess.Popen([sys.executable, str(script), str(rank), name], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for rank in range(2)]
+    for peer in peers:
+        assert peer.stdout.readline().strip() == "ready"
+    return peers
+
+
+def test_watchdog_ends_the_job_when_the_rank_beside_it_vanishes(tmp_path):
+    name = f"{watch._PREFIX}{os.getuid()}-test-{os.getpid()}"
+    survivor, victim = start_peers(tmp_path, name)
+    try:
+        victim.send_signal(signal.SIGKILL)  # not reaped until the end: the survivor sees a zombie
+        start = time.monotonic()
+        out, err = survivor.communicate(timeout=30)
+        seconds = time.monotonic() - start
+    finally:
+        for peer in (survivor, victim):
+            peer.kill()
+            peer.wait()
+    assert survivor.returncode == 7 and out.strip() == "Abort(1)", (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"fastapsp: error: rank 1 of 2 (pid {victim.pid} on "), err
+    assert lines[0].endswith("vanished during computing the components: component 4, stage min_plus; "
+                             "rank 0 ends the job"), lines[0]
+    assert seconds < 10 and not (tmp_path / name).exists()
+
+
+def test_watchdog_is_quiet_when_the_supervisor_reported(tmp_path):
+    name = f"{watch._PREFIX}{os.getuid()}-test-{os.getpid()}"
+    survivor, victim = start_peers(tmp_path, name)
+    status = tmp_path / name / "rank1.json"
+    try:
+        # As a supervisor does: the rank is marked killed (its supervisor printed the line).
+        record = json.loads(status.read_text())
+        watch._write_record(str(status), dict(record, state="killed", supervisor=os.getpid()))
+        victim.send_signal(signal.SIGKILL)
+        out, err = survivor.communicate(timeout=30)
+    finally:
+        for peer in (survivor, victim):
+            peer.kill()
+            peer.wait()
+    assert survivor.returncode == 7 and out.strip() == "Abort(1)" and err.strip() == "", (out, err)
+    assert not (tmp_path / name).exists()
+
+
+def test_watchdog_leaves_the_report_to_a_live_supervisor(tmp_path):
+    name = f"{watch._PREFIX}{os.getuid()}-test-{os.getpid()}"
+    survivor, victim = start_peers(tmp_path, name)
+    status = tmp_path / name / "rank1.json"
+    try:
+        record = json.loads(status.read_text())
+        watch._write_record(str(status), dict(record, supervisor=os.getpid()))  # a supervisor that lives on
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        time.sleep(1.0)  # ten periods of the watchdog
+        assert survivor.poll() is None
+        watch._write_record(str(status), dict(record, supervisor=None))  # the supervisor is gone too
+        out, err = survivor.communicate(timeout=30)
+    finally:
+        for peer in (survivor, victim):
+            peer.kill()
+            peer.wait()
+    assert survivor.returncode == 7 and "vanished" in err, (out, err)
