@@ -15,8 +15,9 @@ with one line naming the rank, its component and its stage:
   watchdogs of the ranks beside it a moment (below) and exits with 128 + the
   signal number, upon which the launcher ends the job.
 - :class:`JobStatus`: every worker records where it is (phase, component,
-  stage) in ``rankR.json`` under a folder of the job in the temporary
-  directory, written only when that changes, atomically.  A daemon thread on
+  stage) in ``rankR.status`` under a folder of the job in the temporary
+  directory, written only when that changes, in place (two small ``pwrite``
+  calls) and atomically (a killed rank leaves its last status whole).  A daemon thread on
   every rank checks every :data:`PERIOD` seconds that the other ranks on its
   host are alive; when one vanished without finishing, it removes the job's
   temporary files and calls ``MPI_Abort``, printing the line itself when no
@@ -209,7 +210,8 @@ class JobStatus:
         self.temporaries = _TEMPORARY  # the sink's set of temporary outputs, kept in the status
         name = comm.bcast(f"{_PREFIX}{os.getuid()}-{os.getpid()}-{secrets.token_hex(4)}" if comm.rank == 0 else None)
         self.folder = os.path.join(tempfile.gettempdir(), name)
-        self.file = os.path.join(self.folder, f"rank{self.rank}.json")
+        self.file = os.path.join(self.folder, f"rank{self.rank}.status")
+        self.status = None
         self.supervisor = os.getppid() if _PIPE is not None else None
         self.where: tuple = ()
         self.peers: dict[int, dict] = {}
@@ -218,7 +220,8 @@ class JobStatus:
         _sweep_stale(os.path.dirname(self.folder), name, self.host)
         try:
             os.makedirs(self.folder, mode=0o700, exist_ok=True)
-        except OSError:
+            self.status = _StatusFile(self.file, create=True)
+        except OSError:  # no status on this rank: the supervisor and the watchdogs then know less
             pass
         self.set(None, None, None)
         if _PIPE is not None:
@@ -242,9 +245,14 @@ class JobStatus:
         if where == self.where:
             return
         self.where = where
-        _write_record(self.file, {"pid": os.getpid(), "supervisor": self.supervisor, "host": self.host,
-                                  "rank": self.rank, "size": self.size, "phase": phase, "component": where[1],
-                                  "stage": stage, "state": "running", "temporaries": list(where[3])})
+        if self.status is None:
+            return
+        try:
+            self.status.write({"pid": os.getpid(), "supervisor": self.supervisor, "host": self.host, "rank": self.rank,
+                               "size": self.size, "phase": phase, "component": where[1], "stage": stage,
+                               "state": "running", "temporaries": list(where[3])})
+        except OSError:  # a full disk: the status only helps
+            pass
 
     def close(self) -> None:
         """The run ended here (finished or failed together with every rank): stop watching, remove my status."""
@@ -254,6 +262,9 @@ class JobStatus:
             self._thread.join(timeout=2 * PERIOD)
         if _JOB is self:
             _JOB = None
+        if self.status is not None:
+            self.status.close()
+            self.status = None
         _remove(self.file)
         try:
             os.rmdir(self.folder)  # the last rank out on this host
@@ -271,7 +282,7 @@ class JobStatus:
         for rank, start in list(self.peers.items()):
             if _alive(start.get("pid")):
                 continue
-            record = _read_record(os.path.join(self.folder, f"rank{rank}.json"))
+            record = _read_record(os.path.join(self.folder, f"rank{rank}.status"))
             if record is None:  # it left cleanly (or the job is being ended)
                 del self.peers[rank]
                 continue
@@ -339,21 +350,62 @@ def end_job() -> None:
 
 
 # ------------------------------------------------------------------------ files
+# A status file holds two slots of JSON (padded with blanks) and, in its first byte, which one is current.
+# A new status goes into the other slot, then the byte flips: writing in place costs two small pwrite
+# calls (no new file, no rename) and a rank killed halfway still leaves its previous status whole.
+_SLOT = 4096
+
+
+class _StatusFile:
+    """One rank's status file, kept open by the rank that writes it."""
+
+    def __init__(self, path: str, *, create: bool) -> None:
+        self.fd = os.open(path, os.O_RDWR | (os.O_CREAT | os.O_TRUNC if create else 0), 0o600)
+        self.current = None
+        if create:
+            os.ftruncate(self.fd, 3 * _SLOT)
+        else:
+            self.current = os.pread(self.fd, 1, 0)
+
+    def write(self, record: dict) -> None:
+        payload = json.dumps(record).encode()
+        if len(payload) > _SLOT:  # only a huge list of temporary files could do that
+            payload = json.dumps(dict(record, temporaries=[])).encode()
+        slot = b"1" if self.current == b"0" else b"0"
+        os.pwrite(self.fd, payload.ljust(_SLOT), _SLOT * (1 + int(slot)))
+        os.pwrite(self.fd, slot, 0)
+        self.current = slot
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 def _write_record(path: str, record: dict) -> None:
-    tmp = f"{path}.tmp"
+    """Replace the status in the status file ``path`` (a supervisor's or a test's write)."""
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(record))
-        os.replace(tmp, path)
-    except OSError:  # the folder is gone (the job is ending) or the disk is full: the status only helps
+        status = _StatusFile(path, create=False)
+    except OSError:  # gone: the job is ending
+        return
+    try:
+        status.write(record)
+    except OSError:
         pass
+    finally:
+        status.close()
 
 
 def _read_record(path: str) -> dict | None:
     try:
-        with open(path, encoding="utf-8") as fh:
-            record = json.load(fh)
-    except (OSError, ValueError):
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if len(data) != 3 * _SLOT or data[:1] not in (b"0", b"1"):
+        return None
+    start = _SLOT * (1 + int(data[:1]))
+    try:
+        record = json.loads(data[start : start + _SLOT])
+    except ValueError:
         return None
     return record if isinstance(record, dict) else None
 
@@ -365,7 +417,7 @@ def _records(folder: str, host: str) -> list[dict]:
     except OSError:
         return []
     found = (_read_record(os.path.join(folder, name)) for name in names
-             if name.startswith("rank") and name.endswith(".json"))
+             if name.startswith("rank") and name.endswith(".status"))
     return [r for r in found if r is not None and r.get("host") == host and isinstance(r.get("rank"), int)]
 
 
@@ -403,7 +455,7 @@ def _sweep_stale(tmp: str, mine: str, host: str) -> None:
     for name in names:
         folder = os.path.join(tmp, name)
         try:
-            everyone = [_read_record(os.path.join(folder, f)) for f in os.listdir(folder) if f.endswith(".json")]
+            everyone = [_read_record(os.path.join(folder, f)) for f in os.listdir(folder) if f.endswith(".status")]
             age = time.time() - os.stat(folder).st_mtime
         except OSError:
             continue

@@ -7,12 +7,12 @@ test_faults.py; here the pieces are checked alone, and the watchdog ends a
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -47,8 +47,8 @@ def test_describe_says_phase_component_and_stage():
 
 def test_status_is_written_when_the_stage_changes_and_removed_at_the_end(tmpdir_env, monkeypatch):
     writes = []
-    original = watch._write_record
-    monkeypatch.setattr(watch, "_write_record", lambda path, record: (writes.append(record), original(path, record)))
+    original = watch._StatusFile.write
+    monkeypatch.setattr(watch._StatusFile, "write", lambda self, record: (writes.append(record), original(self, record)))
     job = watch.JobStatus(SerialComm(), period=None)
     try:
         assert Path(job.folder).parent == tmpdir_env and Path(job.file).is_file()
@@ -56,7 +56,7 @@ def test_status_is_written_when_the_stage_changes_and_removed_at_the_end(tmpdir_
         for _ in range(3):  # the same place again: nothing to write
             watch.note_stage(7, "floyd_warshall")
         watch.note_stage(7, "min_plus")
-        record = json.loads(Path(job.file).read_text())
+        record = watch._read_record(job.file)
         assert (record["phase"], record["component"], record["stage"]) == ("computing the components", 7, "min_plus")
         assert record["pid"] == os.getpid() and record["rank"] == 0 and record["state"] == "running"
         assert [w["stage"] for w in writes] == [None, None, "floyd_warshall", "min_plus"]
@@ -65,7 +65,7 @@ def test_status_is_written_when_the_stage_changes_and_removed_at_the_end(tmpdir_
         _TEMPORARY.add("/nonexistent/out.npy.tmp1")  # a new temporary output is recorded at the next note
         try:
             watch.note_stage(7, "min_plus")
-            assert json.loads(Path(job.file).read_text())["temporaries"] == ["/nonexistent/out.npy.tmp1"]
+            assert watch._read_record(job.file)["temporaries"] == ["/nonexistent/out.npy.tmp1"]
         finally:
             _TEMPORARY.discard("/nonexistent/out.npy.tmp1")
     finally:
@@ -96,8 +96,9 @@ def test_stale_job_folders_are_swept(tmpdir_env):
         path = tmpdir_env / f"{prefix}{name}"
         path.mkdir()
         for rank, pid in enumerate(records):
-            (path / f"rank{rank}.json").write_text(json.dumps({"pid": pid, "supervisor": None, "host": host,
-                                                               "rank": rank}))
+            status = watch._StatusFile(str(path / f"rank{rank}.status"), create=True)
+            status.write({"pid": pid, "supervisor": None, "host": host, "rank": rank})
+            status.close()
         if age:
             os.utime(path, (time.time() - age, time.time() - age))
         return path
@@ -127,7 +128,7 @@ class Comm:
         return self.name
     def Barrier(self):
         folder = os.path.join(os.environ["TMPDIR"], self.name)
-        while not all(os.path.exists(os.path.join(folder, f"rank{{r}}.json")) for r in range(2)):
+        while not all(os.path.exists(os.path.join(folder, f"rank{{r}}.status")) for r in range(2)):
             time.sleep(0.02)
     def Abort(self, code):
         print(f"Abort({{code}})", flush=True)
@@ -141,70 +142,57 @@ time.sleep(120)
 """
 
 
-def start_peers(tmp_path, name):
+@contextmanager
+def two_peers(tmp_path):
+    """Rank 0 (the survivor) and rank 1 (the victim) of one job, and rank 1's status file; both end after."""
+    name = f"{watch._PREFIX}{os.getuid()}-test-{os.getpid()}"
     script = tmp_path / "peer.py"
     script.write_text(PEER.format(root=str(ROOT)))
     env = dict(os.environ, TMPDIR=str(tmp_path))
     peers = [subprocess.Popen([sys.executable, str(script), str(rank), name], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for rank in range(2)]
-    for peer in peers:
-        assert peer.stdout.readline().strip() == "ready"
-    return peers
+    try:
+        for peer in peers:
+            assert peer.stdout.readline().strip() == "ready"
+        yield peers[0], peers[1], str(tmp_path / name / "rank1.status")
+    finally:
+        for peer in peers:
+            peer.kill()
+            peer.wait()
+    assert not (tmp_path / name).exists()  # the survivor removed the job's folder
 
 
 def test_watchdog_ends_the_job_when_the_rank_beside_it_vanishes(tmp_path):
-    name = f"{watch._PREFIX}{os.getuid()}-test-{os.getpid()}"
-    survivor, victim = start_peers(tmp_path, name)
-    try:
+    with two_peers(tmp_path) as (survivor, victim, _):
         victim.send_signal(signal.SIGKILL)  # not reaped until the end: the survivor sees a zombie
         start = time.monotonic()
         out, err = survivor.communicate(timeout=30)
         seconds = time.monotonic() - start
-    finally:
-        for peer in (survivor, victim):
-            peer.kill()
-            peer.wait()
     assert survivor.returncode == 7 and out.strip() == "Abort(1)", (out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"fastapsp: error: rank 1 of 2 (pid {victim.pid} on "), err
     assert lines[0].endswith("vanished during computing the components: component 4, stage min_plus; "
                              "rank 0 ends the job"), lines[0]
-    assert seconds < 10 and not (tmp_path / name).exists()
+    assert seconds < 10
 
 
 def test_watchdog_is_quiet_when_the_supervisor_reported(tmp_path):
-    name = f"{watch._PREFIX}{os.getuid()}-test-{os.getpid()}"
-    survivor, victim = start_peers(tmp_path, name)
-    status = tmp_path / name / "rank1.json"
-    try:
+    with two_peers(tmp_path) as (survivor, victim, status):
         # As a supervisor does: the rank is marked killed (its supervisor printed the line).
-        record = json.loads(status.read_text())
-        watch._write_record(str(status), dict(record, state="killed", supervisor=os.getpid()))
+        watch._write_record(status, dict(watch._read_record(status), state="killed", supervisor=os.getpid()))
         victim.send_signal(signal.SIGKILL)
         out, err = survivor.communicate(timeout=30)
-    finally:
-        for peer in (survivor, victim):
-            peer.kill()
-            peer.wait()
     assert survivor.returncode == 7 and out.strip() == "Abort(1)" and err.strip() == "", (out, err)
-    assert not (tmp_path / name).exists()
 
 
 def test_watchdog_leaves_the_report_to_a_live_supervisor(tmp_path):
-    name = f"{watch._PREFIX}{os.getuid()}-test-{os.getpid()}"
-    survivor, victim = start_peers(tmp_path, name)
-    status = tmp_path / name / "rank1.json"
-    try:
-        record = json.loads(status.read_text())
-        watch._write_record(str(status), dict(record, supervisor=os.getpid()))  # a supervisor that lives on
+    with two_peers(tmp_path) as (survivor, victim, status):
+        record = watch._read_record(status)
+        watch._write_record(status, dict(record, supervisor=os.getpid()))  # a supervisor that lives on
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         time.sleep(1.0)  # ten periods of the watchdog
         assert survivor.poll() is None
-        watch._write_record(str(status), dict(record, supervisor=None))  # the supervisor is gone too
+        watch._write_record(status, dict(record, supervisor=None))  # the supervisor is gone too
         out, err = survivor.communicate(timeout=30)
-    finally:
-        for peer in (survivor, victim):
-            peer.kill()
-            peer.wait()
     assert survivor.returncode == 7 and "vanished" in err, (out, err)
