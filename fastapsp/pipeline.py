@@ -489,7 +489,6 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                       undirected=opts.undirected)
     seconds["read"] = time.perf_counter() - t
     precision = choose_dtype(graph, "float32" if opts.dtype in SMALL_DTYPES else opts.dtype)
-    _tell_precision(precision, opts.dtype, log)
     k = default_k(graph.n) if opts.k is None else opts.k
     if k > max(1, graph.n):
         raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
@@ -501,6 +500,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     t = time.perf_counter()
     partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm, log=log)
     seconds["partition"] = time.perf_counter() - t
+    _tell_precision(precision, opts.dtype, log)  # after the checks of the partition file: a refusal is one line
     if sources is not None and method is None:
         method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method)
 

@@ -231,8 +231,9 @@ class JobStatus:
             except OSError:
                 pass
             _PIPE = None
-        comm.Barrier()  # every rank's first status is written: the peers can be read
+        comm.Barrier()  # every rank's first status is written: the peers can be read ...
         self.peers = {r["rank"]: r for r in _records(self.folder, self.host) if r.get("rank") != self.rank}
+        comm.Barrier()  # ... before any of them writes again
         _JOB = self
         if period is not None:
             self._thread = threading.Thread(target=self._watch, args=(period,), name="fastapsp-watchdog",

@@ -164,8 +164,8 @@ def test_cli_partition_output_has_a_sidecar_that_solve_checks(tmp_path):
     assert proc.returncode == 0 and "note" not in proc.stderr, proc.stderr
     data = json.loads(report.read_text())
     assert (data["k"], data["partitioner"], data["seed"]) == (3, "metis", 5)
-    other = tmp_path / "other.mtx"
-    other.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n2 1\n4 3\n")
+    other = tmp_path / "other.mtx"  # its weights call for float64: that note must not come before the refusal
+    other.write_text("%%MatrixMarket matrix coordinate integer symmetric\n4 4 2\n2 1 16777216\n4 3 1\n")
     line = one_error_line(run_cli("solve", other, "--partition-file", labels, "--output", tmp_path / "d.npy"))
     assert str(labels) in line and "another graph" in line and "n=2642" in line and "n=4" in line
     assert nothing_written(tmp_path)
