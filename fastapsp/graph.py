@@ -164,6 +164,13 @@ class Graph:
             self._cache["unit"] = bool(np.all(self.weights == 1.0))
         return self._cache["unit"]
 
+    @property
+    def integer_weights(self) -> bool:
+        """True when every arc weight is a whole number, so every distance is one too."""
+        if "integer" not in self._cache:
+            self._cache["integer"] = bool(np.all(self.weights == np.floor(self.weights)))
+        return self._cache["integer"]
+
     def checksum(self) -> str:
         """SHA-256 (hex, 32 digits) of n, direction, arcs and weights: ties a result to this exact graph."""
         if "checksum" not in self._cache:

@@ -323,7 +323,7 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         cols = min(width, n - start)
         block = xp.empty((c, cols), dtype=dtype)
         with timer("min_plus"):
-            min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
+            min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
         with timer("assemble"):
             assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start, minimum=closed is not None)
         if on_block is not None:  # device-side consumers (--stats), before any copy

@@ -151,6 +151,7 @@ class BoundaryGraph:
             raise ValueError(f"dense_limit {self.dense_limit} must be >= 1 and super_size {self.super_size} >= 2")
         self.seed = int(seed)
         self.n = graph.n
+        self.integer = graph.integer_weights  # whole-number distances: packed 16-bit products on the GPU
         order = partition._order
         self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
         self.position[order] = np.arange(graph.n, dtype=np.int64)
@@ -340,7 +341,7 @@ class BoundaryGraph:
         (_, brows), = self._rows_by_group(level, [s])
         rows[:nb] = brows
         if c > nb:
-            min_plus(matrix[nb:, :nb], brows, out=rows[nb:])
+            min_plus(matrix[nb:, :nb], brows, out=rows[nb:], integer=self.integer)
             g0, g1 = int(lev.starts[s]), int(lev.starts[s + 1])
             xp.minimum(rows[nb:, g0:g1], matrix[nb:], out=rows[nb:, g0:g1])
         return rows
@@ -361,4 +362,4 @@ class BoundaryGraph:
             return out
         from ._cuda import grouped_min_plus_cuda
 
-        return grouped_min_plus_cuda(a, lev, out)
+        return grouped_min_plus_cuda(a, lev, out, integer=self.integer)
