@@ -23,6 +23,9 @@ def index_dtype(n: int, m: int) -> np.dtype:
     return np.dtype(np.int64)
 
 
+_KEY_LIMIT = 3_037_000_499  # largest n with n * n below 2**63: src * n + dst fits in int64
+
+
 @dataclass(frozen=True, eq=False)
 class Graph:
     """A weighted graph in CSR form.
@@ -130,12 +133,16 @@ class Graph:
         if not directed:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
             w = np.concatenate([w, w])
-        # Sort by (src, dst, weight) so the first arc of each (src, dst) run is the lightest.
-        order = np.lexsort((w, dst, src))
+        # Sort by the one key src * n + dst (one sort of int64, several times faster
+        # than sorting by three keys), then keep the lightest arc of each (src, dst) run.
+        key = src * n + dst if n <= _KEY_LIMIT else None
+        order = np.argsort(key) if key is not None else np.lexsort((dst, src))
         src, dst, w = src[order], dst[order], w[order]
         first = np.ones(src.size, dtype=bool)
         first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
-        src, dst, w = src[first], dst[first], w[first]
+        if not first.all():
+            w = np.minimum.reduceat(w, np.flatnonzero(first))
+            src, dst = src[first], dst[first]
         itype = index_dtype(n, src.size)
         indptr = np.zeros(n + 1, dtype=itype)
         np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
