@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import device_csr, gpu_name, resolve_backend
+from .backend import device_csr, gpu_name, resolve_backend, start_gpu_warmup
 from .comm import max_over_ranks, run_or_abort, run_phase, select_device
 from .cost import SSSP_METHODS, predict
 from .cost import choose_method as choose_sssp_method
@@ -478,6 +478,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     """
     start = time.perf_counter()
     opts.check()
+    start_gpu_warmup(opts.backend, comm.size)  # CUDA starts while the graph is read (fastapsp/backend.py)
     seconds = {}
     t = time.perf_counter()
     graph = run_phase(comm, "reading the graph", read_graph, opts.graph, format=opts.format,
