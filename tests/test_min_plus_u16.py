@@ -27,7 +27,8 @@ def _operand(rng, shape, high, inf_share=0.2):
     return x
 
 
-SHAPES = [(1, 1, 1), (64, 16, 128), (65, 17, 129), (130, 150, 300), (7, 3, 1000), (200, 33, 5)]
+# The packed path takes inner dimensions from 64 on (shorter ones stay in float32).
+SHAPES = [(1, 64, 1), (64, 64, 128), (65, 65, 129), (130, 150, 300), (7, 70, 1000), (200, 99, 5), (3, 5, 7)]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -47,7 +48,7 @@ def test_packed_equals_float(xp, shape, high):
 def test_operands_that_do_not_fit_fall_back(xp, case):
     """Values the 16-bit encoding cannot hold give the float32 answer, not a wrapped one."""
     rng = np.random.default_rng(5)
-    a, b = _operand(rng, (150, 40), 9000), _operand(rng, (40, 400), 9000)
+    a, b = _operand(rng, (150, 80), 9000), _operand(rng, (80, 400), 9000)
     if case == "too_large":
         a[3, 7] = LIMIT + 1
         b[10, 20] = 60000
@@ -65,15 +66,29 @@ def test_operands_that_do_not_fit_fall_back(xp, case):
 def test_views_and_accumulate(xp):
     """Operands as views with odd leading dimensions, the result into rows of a larger block."""
     rng = np.random.default_rng(11)
-    big_a = _operand(rng, (90, 61), 500)
-    big_b = _operand(rng, (61, 1003), 500)
-    a, b = big_a[:, 5:45], big_b[5:45, 3:1000]
+    big_a = _operand(rng, (90, 101), 500)
+    big_b = _operand(rng, (101, 1003), 500)
+    a, b = big_a[:, 5:85], big_b[5:85, 3:1000]
     block = _operand(rng, (100, 997), 800, inf_share=0.5)
     want = block.copy()
     want[10:] = np.minimum(block[10:], _reference(a, b))
     got = xp.asarray(block)
-    min_plus(xp.asarray(big_a)[:, 5:45], xp.asarray(big_b)[5:45, 3:1000], out=got[10:], accumulate=True, integer=True)
+    min_plus(xp.asarray(big_a)[:, 5:85], xp.asarray(big_b)[5:85, 3:1000], out=got[10:], accumulate=True, integer=True)
     np.testing.assert_array_equal(host(got), want)
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_many_launches_over_the_columns(xp, monkeypatch, integer):
+    """Column tiles beyond the grid's y limit go to further launches (the limit shrunk here)."""
+    if xp is np:
+        pytest.skip("launch geometry of the GPU path")
+    from fastapsp.stages import _cuda
+
+    monkeypatch.setattr(_cuda, "_MAX_GRID_Y", 3)
+    rng = np.random.default_rng(8)
+    a, b = _operand(rng, (70, 66), 300), _operand(rng, (66, 2000), 300)
+    got = min_plus(xp.asarray(a), xp.asarray(b)[:, 1:], integer=integer)
+    np.testing.assert_array_equal(host(got), _reference(a, b[:, 1:]))
 
 
 def test_empty_inner_dimension(xp):

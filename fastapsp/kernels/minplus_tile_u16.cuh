@@ -2,7 +2,7 @@
 // numbers (graphs with integer weights), in packed 16-bit arithmetic: one
 // instruction adds and takes the minimum of two 16-bit halves (on Hopper a DPX
 // instruction; older GPUs get the same result from two SIMD instructions).
-// Used by min_plus_u16.cu and grouped_min_plus.cu; needs minplus_tile.cuh.
+// Used by min_plus_u16.cu; needs minplus_tile.cuh.
 //
 // Encoding: a finite operand d with 0 <= d <= U16_LIMIT is stored as d, +inf as
 // U16_INF.  Two finite operands sum to at most 2 * U16_LIMIT < U16_INF and any
@@ -18,6 +18,15 @@
 #define U16_INF 0x7FFFu
 #define U16_LIMIT 0x3FFF
 #define U16_COLS 128
+
+// min(a + b, c) on both halves.  Each half of a and b is at most 0x7FFF, so a
+// plain 32-bit add never carries from the low half into the high one; the
+// default is the DPX instruction, U16_SPLIT an add and a SIMD minimum.
+#ifdef U16_SPLIT
+#define U16_ADDMIN(a, b, c) __vminu2((a) + (b), (c))
+#else
+#define U16_ADDMIN(a, b, c) __viaddmin_u16x2((a), (b), (c))
+#endif
 
 struct MinPlusU16Smem {
     unsigned int a[MP_KC][MP_TILE + 4];  // A entry in both halves
@@ -100,7 +109,7 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = __viaddmin_u16x2(a[i], b[j], acc[i][j]);
+                for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(a[i], b[j], acc[i][j]);
         }
     }
 

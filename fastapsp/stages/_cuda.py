@@ -26,6 +26,7 @@ __all__ = [
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
+_U16_MIN_K = 64  # shortest inner dimension that takes the packed 16-bit product
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
 _CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
@@ -81,17 +82,19 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
     a_, lda = _rows(a, dtype)
     b_, ldb = _rows(b, dtype)
     c_, ldc = _rows(out, dtype)
-    packed = bool(integer) and dtype == np.float32
+    # Packed only from K = 64 on: measured on an H100 (benchmarks/minplus_u16_bench.py) the DPX
+    # product is faster there (+8% at K = 75, +18% at K = 150) and slower at K = 22.
+    packed = bool(integer) and dtype == np.float32 and k >= _U16_MIN_K
     if packed:
         kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype), _U16_COLS
     else:
         kernel, width = get_kernel("min_plus.cu", "min_plus", dtype), _TILE
-    rows_per_launch = _MAX_GRID_Y * _TILE
-    for r0 in range(0, m, rows_per_launch):
-        r1 = min(m, r0 + rows_per_launch)
-        grid = (-(-n // width), -(-(r1 - r0) // _TILE))
-        kernel(grid, (_THREADS,), (a_[r0:r1], np.int64(lda), b_, np.int64(ldb), c_[r0:r1], np.int64(ldc),
-                                   np.int32(r1 - r0), np.int32(n), np.int32(k), np.int32(bool(accumulate))))
+    cols_per_launch = _MAX_GRID_Y * width
+    for c0 in range(0, n, cols_per_launch):
+        c1 = min(n, c0 + cols_per_launch)
+        grid = (-(-m // _TILE), -(-(c1 - c0) // width))
+        kernel(grid, (_THREADS,), (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1], np.int64(ldc),
+                                   np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate))))
     if c_ is not out:
         out[...] = c_
     return out
@@ -306,38 +309,29 @@ def _run_levels(name, dtype, itype, args, counts):
 
 
 # ------------------------------------------------- boundary-graph method
-def grouped_min_plus_cuda(a, level, out, integer=False):
-    """``out = a (x) blockdiag(L_q[:nb_q])`` by column groups (``grouped_min_plus.cu``).
-
-    ``integer``: whole-number operands, float32 products in packed 16-bit
-    arithmetic (``grouped_min_plus_u16`` of ``min_plus_u16.cu``).
-    """
+def grouped_min_plus_cuda(a, level, out):
+    """``out = a (x) blockdiag(L_q[:nb_q])`` by column groups (``grouped_min_plus.cu``)."""
     import cupy as cp
 
     rows = a.shape[0]
     if rows == 0 or out.shape[1] == 0:
         return out
     dtype = _real(out.dtype)
-    packed = bool(integer) and dtype == np.float32
-    width = _U16_COLS if packed else _TILE
-    meta = level._device.get(("grouped", width))
+    meta = level._device.get("grouped")
     if meta is None:
         sizes = np.diff(level.starts)
-        tiles_per_group = -(-sizes // width)
+        tiles_per_group = -(-sizes // _TILE)
         tile_group = np.repeat(np.arange(sizes.size, dtype=np.int32), tiles_per_group)
         first_tile = np.repeat(np.cumsum(tiles_per_group) - tiles_per_group, tiles_per_group)
-        tile_col = level.starts[:-1][tile_group] + width * (np.arange(tile_group.size) - first_tile)
+        tile_col = level.starts[:-1][tile_group] + _TILE * (np.arange(tile_group.size) - first_tile)
         meta = (cp.asarray(level.lb_offset, dtype=cp.int64), cp.asarray(level.starts, dtype=cp.int64),
                 cp.asarray(level.bstart, dtype=cp.int64), cp.asarray(tile_group), cp.asarray(tile_col, dtype=cp.int64))
-        level._device[("grouped", width)] = meta
+        level._device["grouped"] = meta
     lb_offset, starts, bstart, tile_group, tile_col = meta
     a_, lda = _rows(a, dtype)
     c_, ldc = _rows(out, dtype)
     lb = level.lb if level.lb.dtype == dtype else level.lb.astype(dtype)
-    if packed:
-        kernel = get_kernel("min_plus_u16.cu", "grouped_min_plus_u16", dtype)
-    else:
-        kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype)
+    kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype)
     rows_per_launch = _MAX_GRID_Y * _TILE
     for r0 in range(0, rows, rows_per_launch):
         r1 = min(rows, r0 + rows_per_launch)

@@ -370,4 +370,4 @@ class BoundaryGraph:
             return out
         from ._cuda import grouped_min_plus_cuda
 
-        return grouped_min_plus_cuda(a, lev, out, integer=self.integer)
+        return grouped_min_plus_cuda(a, lev, out)
