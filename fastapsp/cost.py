@@ -111,7 +111,6 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
     region's own rim does not count: only arcs inside the region can cut.
     """
     from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import breadth_first_order
 
     from .graph import Graph
     from .partition import partition_graph
@@ -119,7 +118,7 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
     n = graph.n
     a = csr_matrix((np.ones(graph.m), graph.indices, graph.indptr), shape=(n, n))
     if n > sample:
-        order = breadth_first_order(a, 0, directed=False, return_predecessors=False)[:sample]
+        order = _ball(graph, 0, sample)
         if order.size < 4 * max(sizes):  # vertex 0 sits in a small piece: the first ids instead
             order = np.arange(sample)
         order = np.sort(order)
@@ -149,6 +148,44 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
     beta = float(np.clip(math.log(b0 / b1) / math.log(c0 / c1), 0.25, 1.0))
     alpha = b0 / c0**beta
     return float(alpha), beta
+
+
+def _ball(graph, start: int, size: int) -> np.ndarray:
+    """About ``size`` vertices nearest to ``start`` in hops (out-arcs; in-arcs too for directed graphs).
+
+    Breadth-first search level by level, stopped as soon as enough vertices
+    are reached: the cost follows the ball, not the graph.
+    """
+    csrs = [(graph.indptr, graph.indices)]
+    if graph.directed:
+        from scipy.sparse import csr_matrix
+
+        t = csr_matrix((np.ones(graph.m, dtype=np.int8), graph.indices, graph.indptr),
+                       shape=(graph.n, graph.n)).T.tocsr()
+        csrs.append((t.indptr, t.indices))
+    seen = np.zeros(graph.n, dtype=bool)
+    seen[start] = True
+    frontier, found = np.array([start]), [np.array([start])]
+    total = 1
+    while frontier.size and total < size:
+        nxt = []
+        for ptr, indices in csrs:
+            lo = ptr[frontier].astype(np.int64)
+            lengths = ptr[frontier + 1] - lo
+            count = int(lengths.sum())
+            if count == 0:
+                continue
+            # Arc positions lo[i] .. lo[i] + lengths[i] of every frontier vertex, in one array.
+            idx = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(count)
+            nxt.append(indices[idx])
+        if not nxt:
+            break
+        frontier = np.unique(np.concatenate(nxt))
+        frontier = frontier[~seen[frontier]]
+        seen[frontier] = True
+        found.append(frontier)
+        total += frontier.size
+    return np.concatenate(found)[:size]
 
 
 def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str,
