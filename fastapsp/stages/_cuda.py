@@ -8,6 +8,7 @@ or its dtype differs from the result's.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -68,6 +69,8 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
     ``integer``: the operands hold whole numbers (integer weights), so float32
     products run in packed 16-bit arithmetic (``min_plus_u16.cu``), tile by
     tile falling back to float32 where an operand does not fit in it.
+    ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32 (for
+    comparing the two in benchmarks).
     """
     m, k = a.shape
     n = b.shape[1]
@@ -83,7 +86,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
     c_, ldc = _rows(out, dtype)
     # Measured on an H100 (benchmarks/minplus_u16_bench.py): the packed product makes 1.7x the
     # relaxations per second of float32, both at K = 22 (roads) and K = 150 (meshes).
-    packed = bool(integer) and dtype == np.float32
+    packed = bool(integer) and dtype == np.float32 and os.environ.get("FASTAPSP_PACKED_MINPLUS", "1") != "0"
     if packed:
         kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype), _U16_COLS
     else:
