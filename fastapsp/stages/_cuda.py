@@ -27,6 +27,7 @@ __all__ = [
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
+_U16_MIN_K = 64  # shortest inner dimension given to the packed product
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
 _CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
@@ -84,9 +85,12 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
     a_, lda = _rows(a, dtype)
     b_, ldb = _rows(b, dtype)
     c_, ldc = _rows(out, dtype)
-    # Measured on an H100 (benchmarks/minplus_u16_bench.py): the packed product makes 1.7x the
-    # relaxations per second of float32, both at K = 22 (roads) and K = 150 (meshes).
-    packed = bool(integer) and dtype == np.float32 and os.environ.get("FASTAPSP_PACKED_MINPLUS", "1") != "0"
+    # Packed from K = 64 on.  Alone (benchmarks/minplus_u16_bench.py, H100) the packed kernel makes
+    # 1.7x the float32 relaxations per second at K = 19, 22 and 150; inside whole runs
+    # (benchmarks/results/h100-final*) it gained 11% on del20-unit (K ~ 100) and lost 1.9x on
+    # roadFLA (K ~ 19), a gap not explained yet: small K stays in float32 until it is.
+    packed = (bool(integer) and dtype == np.float32 and k >= _U16_MIN_K
+              and os.environ.get("FASTAPSP_PACKED_MINPLUS", "1") != "0")
     if packed:
         kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype), _U16_COLS
     else:
