@@ -114,3 +114,19 @@ def test_solve_with_integer_weights_small_and_large(xp, method, scale):
 def test_integer_weights_property():
     assert Graph.from_edges(3, [0, 1], [1, 2], weights=[2.0, 7.0], directed=True).integer_weights
     assert not Graph.from_edges(3, [0, 1], [1, 2], weights=[2.0, 0.5], directed=True).integer_weights
+
+
+@pytest.mark.parametrize("fits", [True, False])
+def test_fallback_tiles_are_counted(xp, monkeypatch, capsys, fits):
+    """FASTAPSP_U16_DEBUG=1 reports the tiles computed in float32: none when every operand fits."""
+    if xp is np:
+        pytest.skip("the packed path is the GPU's")
+    monkeypatch.setenv("FASTAPSP_U16_DEBUG", "1")
+    rng = np.random.default_rng(4)
+    a, b = _operand(rng, (130, 70), 900), _operand(rng, (70, 700), 900)
+    if not fits:
+        b[3, 650] = LIMIT + 1  # one column tile of 128 (columns 640..767), every row tile
+    got = min_plus(xp.asarray(a), xp.asarray(b), integer=True)
+    np.testing.assert_array_equal(host(got), _reference(a, b))
+    line = capsys.readouterr().err
+    assert ("0 of 18 tiles" in line) if fits else ("3 of 18 tiles" in line), line

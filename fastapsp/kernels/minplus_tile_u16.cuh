@@ -55,7 +55,8 @@ __device__ __forceinline__ float decode_u16(unsigned int v)
 // its columns (K x cols, ldb).  Every thread of the block must call this.
 __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda, const float* Bt, long long ldb,
                                                  float* Ct, long long ldc, int rows, int cols, int K,
-                                                 int accumulate, MinPlusU16Shared& sm)
+                                                 int accumulate, MinPlusU16Shared& sm,
+                                                 unsigned int* fallbacks = nullptr)
 {
     const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
     const int a_col = t & 15, a_row = t >> 4;   // fetches A rows a_row + 16p, column a_col
@@ -114,6 +115,7 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
     }
 
     if (fallback) {  // the whole tile in float32, as two 64-column tiles
+        if (fallbacks != nullptr && threadIdx.x == 0) atomicAdd(fallbacks, 1u);
         for (int h = 0; h < U16_COLS / MP_TILE; ++h) {
             const int hc = min(MP_TILE, cols - h * MP_TILE);
             if (hc <= 0) break;

@@ -9,6 +9,7 @@ or its dtype differs from the result's.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -70,8 +71,8 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
     ``integer``: the operands hold whole numbers (integer weights), so float32
     products run in packed 16-bit arithmetic (``min_plus_u16.cu``), tile by
     tile falling back to float32 where an operand does not fit in it.
-    ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32 (for
-    comparing the two in benchmarks).
+    ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32, ``=all``
+    packs every K (for comparing the two in benchmarks).
     """
     m, k = a.shape
     n = b.shape[1]
@@ -89,18 +90,28 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
     # 1.7x the float32 relaxations per second at K = 19, 22 and 150; inside whole runs
     # (benchmarks/results/h100-final*) it gained 11% on del20-unit (K ~ 100) and lost 1.9x on
     # roadFLA (K ~ 19), a gap not explained yet: small K stays in float32 until it is.
-    packed = (bool(integer) and dtype == np.float32 and k >= _U16_MIN_K
-              and os.environ.get("FASTAPSP_PACKED_MINPLUS", "1") != "0")
+    switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": any K (benchmarks)
+    packed = bool(integer) and dtype == np.float32 and switch != "0" and (k >= _U16_MIN_K or switch == "all")
     if packed:
         kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype), _U16_COLS
     else:
         kernel, width = get_kernel("min_plus.cu", "min_plus", dtype), _TILE
     cols_per_launch = _MAX_GRID_Y * width
+    counter = None  # FASTAPSP_U16_DEBUG=1: count the tiles that fell back to float32 (one sync a call)
+    if packed and os.environ.get("FASTAPSP_U16_DEBUG") == "1":
+        import cupy as cp
+
+        counter = cp.zeros(1, dtype=cp.uint32)
+    extra = (counter if counter is not None else np.uint64(0),) if packed else ()
     for c0 in range(0, n, cols_per_launch):
         c1 = min(n, c0 + cols_per_launch)
         grid = (-(-m // _TILE), -(-(c1 - c0) // width))
         kernel(grid, (_THREADS,), (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1], np.int64(ldc),
-                                   np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate))))
+                                   np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate))) + extra)
+    if counter is not None:
+        tiles = -(-m // _TILE) * -(-n // width)
+        print(f"min_plus_u16: {int(extra[0].get()[0])} of {tiles} tiles fell back to float32 "
+              f"(M={m} K={k} N={n})", file=sys.stderr)
     if c_ is not out:
         out[...] = c_
     return out
