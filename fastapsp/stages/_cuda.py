@@ -110,8 +110,16 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
                                    np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate))) + extra)
     if counter is not None:
         tiles = -(-m // _TILE) * -(-n // width)
-        print(f"min_plus_u16: {int(extra[0].get()[0])} of {tiles} tiles fell back to float32 "
-              f"(M={m} K={k} N={n})", file=sys.stderr)
+        fell = int(counter.get()[0])
+        detail = ""
+        if fell:  # what did not fit: the largest finite operand, fractions, negatives
+            for name, x in (("A", a_), ("B", b_)):
+                fin = x[cp.isfinite(x)]
+                detail += (f" {name}: max {float(fin.max()) if fin.size else 0:g}"
+                           f" fractional {int(cp.count_nonzero(fin != cp.trunc(fin)))}"
+                           f" negative {int(cp.count_nonzero(fin < 0))} nan {int(cp.count_nonzero(cp.isnan(x)))}")
+        print(f"min_plus_u16: {fell} of {tiles} tiles fell back to float32 (M={m} K={k} N={n}){detail}",
+              file=sys.stderr)
     if c_ is not out:
         out[...] = c_
     return out
