@@ -165,8 +165,10 @@ class StatsAccumulator:
             if kernel_supports(self, block):  # one fused kernel, no wait for the GPU
                 if self._gpu is None:
                     self._gpu = GpuStats(self, self.max_distance)
-                self._gpu.update(self._gpu.device_rows(rows, rows_host), column_start, block)
+                self._gpu.update(rows, rows_host, column_start, block)
                 return
+            if self._gpu is not None:  # the kernels add to the same arrays: after them
+                self._gpu.after_kernels()
         rows_dev = xp.asarray(rows_host)
         step = max(1, _CHUNK_ELEMENTS // w)
         for a0 in range(0, r, step):

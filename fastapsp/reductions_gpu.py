@@ -6,11 +6,19 @@ nothing waits for the GPU until :meth:`GpuStats.collapse` at the end of the run.
 The histogram is kept at several widths at once (``levels`` x ``bins``, see the
 kernel's header) and merged to the final width there, giving the counts of the
 NumPy path, whose width doubles while a distance falls past the last bin.
+
+The kernels run on a stream of their own (high priority), so the reduction of
+block p overlaps the min-plus product of block p + 1: the reduction is bound by
+memory bandwidth, the product mostly by arithmetic.  The block is kept alive
+until the next update, which makes the compute stream wait for the reduction
+before the block's memory can be handed out again.  ``FASTAPSP_STATS_OVERLAP=0``
+runs the kernels on the compute stream instead (for comparison).
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -68,6 +76,11 @@ class GpuStats:
         self.options = ("-DSTATS_INTEGER",) if acc.integer else ()
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self._rows = (None, None)
+        self.stream = None
+        if os.environ.get("FASTAPSP_STATS_OVERLAP", "1") != "0":
+            # CUDA clamps a priority past the device's range to its highest (-5 on current GPUs).
+            self.stream = cp.cuda.Stream(non_blocking=True, priority=-100)
+        self._held = None  # (block, event): the last block, until its reduction is ordered before reuse
 
     def device_rows(self, rows, rows_host: np.ndarray):
         """The row ids on the device; the copy of the last host array is reused (a component's column chunks)."""
@@ -79,8 +92,32 @@ class GpuStats:
         self._rows = (rows, dev)
         return dev
 
-    def update(self, rows_dev, column_start: int, block) -> None:
-        """Add ``block[a, j] = d(rows[a], column_start + j)`` (launches only; no wait)."""
+    def update(self, rows, rows_host, column_start: int, block) -> None:
+        """Add ``block[a, j] = d(rows[a], column_start + j)`` (launches only; the host does not wait)."""
+        if self.stream is None:
+            self._launch(self.device_rows(rows, rows_host), column_start, block)
+            return
+        compute = self.cp.cuda.get_current_stream()
+        self.stream.wait_event(compute.record())  # the block is complete
+        with self.stream:
+            self._launch(self.device_rows(rows, rows_host), column_start, block)
+        done = self.stream.record()
+        self.release()
+        self._held = (block, done)
+
+    def release(self) -> None:
+        """Order the compute stream after the reduction of the held block, then let the block go."""
+        if self._held is not None:
+            self.cp.cuda.get_current_stream().wait_event(self._held[1])
+            self._held = None
+
+    def after_kernels(self) -> None:
+        """Order the compute stream after every reduction launched so far."""
+        self.release()
+        if self.stream is not None:
+            self.cp.cuda.get_current_stream().wait_event(self.stream.record())
+
+    def _launch(self, rows_dev, column_start: int, block) -> None:
         cp, acc = self.cp, self.acc
         r, w = block.shape
         item = block.itemsize
@@ -110,6 +147,9 @@ class GpuStats:
 
     def level_reached(self) -> int:
         """The widest level any counted distance needed (waits for the GPU)."""
+        self.release()
+        if self.stream is not None:
+            self.stream.synchronize()
         if int(self.overflow.get()[0]):
             raise ValueError(f"stats: {int(self.overflow.get()[0])} distances are at least 2**62 histogram bins "
                              f"of width {self.acc.base_width}; the histogram cannot hold them")

@@ -21,6 +21,13 @@ from fastapsp.sink import NullSink
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(gpu_count() == 0, reason="no CUDA GPU visible")]
 
 
+@pytest.fixture(params=["1", "0"], ids=["own-stream", "compute-stream"])
+def overlap(request, monkeypatch):
+    """The kernels on their own stream (overlapping the next block) and on the compute stream."""
+    monkeypatch.setenv("FASTAPSP_STATS_OVERLAP", request.param)
+    return request.param
+
+
 def feed(acc, d, blocks, dtype, xp):
     """Give ``acc`` the matrix ``d`` as (row ids, column start, width) blocks of ``dtype``."""
     for rows, start, width in blocks:
@@ -66,7 +73,7 @@ def both(n, *, integer, directed=True, bin_width=1.0, max_distance=None):
 
 @pytest.mark.parametrize("name", GRAPHS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_kernel_equals_numpy_on_distance_matrices(name, dtype):
+def test_kernel_equals_numpy_on_distance_matrices(name, dtype, overlap):
     import cupy
 
     graph = GRAPHS[name]()
@@ -81,7 +88,7 @@ def test_kernel_equals_numpy_on_distance_matrices(name, dtype):
     assert_same(gpu, cpu, exact_sums=integer)
 
 
-def test_wide_and_tall_blocks_use_every_grid_shape():
+def test_wide_and_tall_blocks_use_every_grid_shape(overlap):
     """Blocks wider than one column tile (several gx), taller than a slab (several gy), and a column view."""
     import cupy
 
@@ -103,7 +110,7 @@ def test_wide_and_tall_blocks_use_every_grid_shape():
 
 
 @pytest.mark.parametrize("top", [20_000, 70_000, 3_000_000])
-def test_large_integer_distances_use_global_bins_and_wider_levels(top):
+def test_large_integer_distances_use_global_bins_and_wider_levels(top, overlap):
     """Bins past the shared ones (global atomics) and levels reached inside one block and across blocks."""
     import cupy
 
@@ -171,7 +178,7 @@ def test_runs_twice_give_identical_row_sums():
 
 
 @pytest.mark.parametrize("sssp_method", ["frontier", "boundary-graph"])
-def test_pipeline_stats_on_the_gpu_equal_networkx(sssp_method):
+def test_pipeline_stats_on_the_gpu_equal_networkx(sssp_method, overlap):
     """fastapsp.stats on CuPy, through the whole pipeline, on a directed graph with unreachable pairs."""
     graph = disconnected_graph(np.random.default_rng(21), [120, 90, 60], directed=True, weighted=True,
                                zero_weights=True)
