@@ -93,11 +93,12 @@ def _host_available() -> int:
         return -1
 
 
-def check_output_fits(output: str, rows: int, n: int, dtype) -> int:
+def check_output_fits(output: str, rows: int, n: int, dtype, *, extra: int = 0) -> int:
     """Refuse a run whose output cannot fit where it goes; returns its size in bytes.
 
     ``memory``: the rows must fit the available host memory.  A file: its size
-    must fit the free space of its folder.
+    must fit the free space of its folder, with ``extra`` bytes written beside
+    it (the ``--predecessors`` file).
 
     Raises
     ------
@@ -118,7 +119,9 @@ def check_output_fits(output: str, rows: int, n: int, dtype) -> int:
     have = shutil.disk_usage(folder).free
     if os.path.exists(output):
         have += os.path.getsize(output)  # it is replaced
-    if need + 128 > have:
-        raise ConfigError(f"output: {output} needs {need / 2**30:.2f} GiB for {rows} x {n} {np.dtype(dtype)}, "
-                          f"{folder} has {have / 2**30:.2f} GiB free; use --sources, --stats or a smaller --dtype")
+    if need + extra + 128 > have:
+        beside = f" and {extra / 2**30:.2f} GiB of predecessors" if extra else ""
+        raise ConfigError(f"output: {output} needs {need / 2**30:.2f} GiB for {rows} x {n} {np.dtype(dtype)}"
+                          f"{beside}, {folder} has {have / 2**30:.2f} GiB free; use --sources, --stats or a "
+                          "smaller --dtype")
     return need
