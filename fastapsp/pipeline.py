@@ -121,7 +121,13 @@ class SolveOptions:
 
 
 class StageTimer:
-    """Seconds per stage; on the GPU each stage is synchronised before the clock is read."""
+    """Seconds per stage; on the GPU each stage is synchronised before the clock is read.
+
+    ``StageTimer.listeners``: callables told the name of every stage as it ends
+    (after the synchronisation), e.g. to sample memory (``benchmarks/memory_check.py``).
+    """
+
+    listeners: list = []
 
     def __init__(self, xp) -> None:
         self.xp = xp
@@ -142,6 +148,8 @@ class StageTimer:
             # The compute stream only: copies to the host run on their own stream.
             self.xp.cuda.get_current_stream().synchronize()
         self.seconds[name] += time.perf_counter() - start
+        for listener in StageTimer.listeners:
+            listener(name)
 
 
 def _available_bytes(xp) -> int:
@@ -504,9 +512,9 @@ class _HostWriter:
             self.thread.shutdown()
 
 
-def _sssp_groups(partition, components, n: int, itemsize: int, xp) -> list[list[int]]:
-    """Consecutive runs of components whose boundary rows together fit a quarter of the free memory."""
-    budget = max(1, _available_bytes(xp) // 4)
+def _sssp_groups(partition, components, n: int, itemsize: int, xp, *, budget: int | None = None) -> list[list[int]]:
+    """Consecutive runs of components whose boundary rows together fit a quarter of the free memory (or ``budget``)."""
+    budget = max(1, _available_bytes(xp) // 4) if budget is None else budget
     groups: list[list[int]] = []
     used = budget + 1
     for p in components:
@@ -617,7 +625,9 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         if opts.predecessors:
             report["predecessors_bytes"] = output_bytes(out_rows, graph.n, np.int32)
         report["dry_run"] = _dry_run_ranks(graph, partition, plan if partition is not None else None, sources,
-                                           compute_dtype, backend, opts, block_bytes, comm.size)
+                                           compute_dtype, backend, opts, block_bytes, comm.size,
+                                           method=sssp_method or "frontier")
+        report["sssp_method"] = sssp_method
         return report, None
     run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, out_dtype,
               extra=output_bytes(out_rows, graph.n, np.int32) if opts.predecessors else 0)
@@ -688,8 +698,9 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         if progress is not None:
             progress.close()
     seconds.update(stage_seconds)
+    stats = None
     if accumulator is not None:
-        finish_stats(accumulator, opts.stats, comm=comm)
+        stats = finish_stats(accumulator, opts.stats, comm=comm)
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
@@ -702,6 +713,9 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     report.update(verified)
     if sources is not None:
         report.update(sources=int(sources.size), sources_method=method)
+    if stats is not None:  # the scalars (the histogram and per-vertex arrays are in PREFIX.json / .npz)
+        report["stats"] = {key: value for key, value in stats.to_json_dict().items()
+                           if key not in ("histogram", "per_vertex")}
     return report, sink
 
 
@@ -724,11 +738,16 @@ def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm):
     return {"closed": closed, "boundary_blocks": blocks}, timer
 
 
-def _dry_run_ranks(graph, partition, plan, sources, dtype, backend, opts, block_bytes, ranks) -> list:
+def _dry_run_ranks(graph, partition, plan, sources, dtype, backend, opts, block_bytes, ranks,
+                   method="frontier") -> list:
     """``--dry-run``: per rank memory and time (see :func:`fastapsp.sizing.dry_run`)."""
     if plan is not None:
+        xp = np if backend != "cupy" else __import__("cupy")
+        wanted = None if sources is None else SourceRows(partition, sources).per_component
         return dry_run(graph, partition, plan, dtype=dtype, backend=backend, output=str(opts.output),
-                       rows=graph.n if sources is None else sources.size, block_bytes=block_bytes)
+                       rows=graph.n if sources is None else sources.size, block_bytes=block_bytes, method=method,
+                       available=_available_bytes(xp), stats=bool(opts.stats), predecessors=bool(opts.predecessors),
+                       wanted=wanted)
     per_rank = [sources[r::ranks].size for r in range(ranks)]  # --sources by SSSP: one batch of rows at a time
     itemsize = np.dtype(dtype).itemsize
     return [{"rank": r, "rows": rows, "device_peak_bytes": min(rows, 4096) * graph.n * itemsize,
