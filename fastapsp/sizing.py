@@ -170,9 +170,10 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                 peak["min_plus"] = max(peak["min_plus"], held)
                 peak["assemble"] = max(peak["assemble"], held)
         device = {key: int(value) for key, value in peak.items()}
-        biggest = max((int(sizes[p]) for p in components), default=0)
+        # the host copy goes through two pinned buffers as large as the largest block
+        biggest = max((int(sizes[p]) if wanted is None else int(wanted[p]) for p in components), default=0)
         width = n if block_bytes is None else max(1, block_bytes // max(1, biggest * itemsize))
-        host = 2 * biggest * min(n, width) * itemsize if output != "none" and gpu else 0
+        host = 2 * biggest * min(n, width) * block_item if output != "none" and gpu else 0
         host += out_bytes if output == "memory" else 0
         ranks.append({
             "rank": rank,

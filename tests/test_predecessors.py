@@ -209,9 +209,15 @@ def test_solve_with_predecessors(name, k, xp):
     np.testing.assert_array_equal(dist, reference_apsp(graph).astype(np.float32))
     np.testing.assert_array_equal(dist, fastapsp.solve(graph, k=k, backend=backend_name(xp), dtype="float32"))
     assert_predecessors(graph, dist, pred, np.arange(graph.n))
-    for s, t in [(0, graph.n - 1), (3, 7), (graph.n // 2, 1)]:  # the public reader agrees
-        path = reconstruct_path(pred, s, t)
-        assert (path == []) == (not np.isfinite(dist[s, t]))
+    weights = arc_matrix(graph)
+    rng = np.random.default_rng(k)
+    for s, t in zip(rng.integers(0, graph.n, 60).tolist(), rng.integers(0, graph.n, 60).tolist()):
+        path = reconstruct_path(pred, s, t)  # arc by arc, and by length
+        if not np.isfinite(dist[s, t]):
+            assert path == []
+            continue
+        assert path[0] == s and path[-1] == t and len(set(path)) == len(path)
+        assert sum(weights[u, v] for u, v in zip(path, path[1:])) == dist[s, t]
 
 
 @pytest.mark.parametrize("method", ["pipeline", "sssp"])
