@@ -91,7 +91,7 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     from .backend import resolve_backend
     from .cost import SSSP_METHODS, choose_method, predict
     from .partition import partition_graph as _partition
-    from .pipeline import DTYPES, default_k, run_components
+    from .pipeline import DTYPES, run_components
     from .sink import MemorySink
 
     if str(np.dtype(dtype)) not in DTYPES:
@@ -101,7 +101,7 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
                               seed=seed, imbalance=imbalance, dtype=dtype, partition=partition,
                               return_predecessors=return_predecessors)
     if partition is None:
-        k = default_k(graph.n) if k is None else k
+        k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     backend = resolve_backend(backend)
     sink = MemorySink(graph.n, dtype)
@@ -128,7 +128,7 @@ def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imb
 
     from .backend import resolve_backend
     from .partition import partition_graph as _partition
-    from .pipeline import default_k, run_components
+    from .pipeline import run_components
     from .sink import MemorySink
     from .sources import RowSubsetSink, SourceRows, choose_method, parse_sources, run_sssp_rows
 
@@ -136,7 +136,7 @@ def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imb
     order = None if isinstance(sources, str) else np.searchsorted(ids, np.asarray(sources, dtype=np.int64))
     backend = resolve_backend(backend)
     if method != "sssp" and partition is None:
-        k = default_k(graph.n) if k is None else k
+        k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     method = "sssp" if method == "sssp" else choose_method(partition, ids, graph.n, graph.m, method)
     position = np.full(graph.n, -1, dtype=np.int64)
@@ -194,14 +194,14 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
 
     from .backend import resolve_backend
     from .partition import partition_graph as _partition
-    from .pipeline import DTYPES, default_k, run_components
+    from .pipeline import DTYPES, run_components
     from .reductions import StatsAccumulator
     from .sink import NullSink
 
     if str(np.dtype(dtype)) not in DTYPES:
         raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
     if partition is None:
-        k = default_k(graph.n) if k is None else k
+        k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     backend = resolve_backend(backend)
     accumulator = StatsAccumulator.for_graph(graph, backend)
@@ -224,3 +224,11 @@ def reconstruct_path(predecessors, source: int, target: int, *, sources=None) ->
     from .paths import reconstruct_path as _reconstruct
 
     return _reconstruct(predecessors, source, target, sources=sources)
+
+
+def _default_k(graph, backend: str, dtype) -> int:
+    """k chosen by the cost model (:func:`fastapsp.cost.auto_k`) for ``backend``."""
+    from .backend import resolve_backend
+    from .cost import auto_k
+
+    return auto_k(graph, backend=resolve_backend(backend), dtype=dtype)["k"]

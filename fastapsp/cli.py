@@ -249,7 +249,8 @@ def _partition(args, comm) -> int:
     from .comm import run_phase
     from .io import read_graph
     from .partition import DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph
-    from .pipeline import default_k
+    from .backend import resolve_backend
+    from .cost import auto_k
 
     if not args.graph:
         raise ValueError("graph: no graph file given")
@@ -261,7 +262,7 @@ def _partition(args, comm) -> int:
             return None
         start = time.perf_counter()
         graph = read_graph(args.graph, format=args.format, undirected=bool(args.undirected))
-        k = default_k(graph.n) if args.k is None else args.k
+        k = auto_k(graph, backend=resolve_backend("auto"))["k"] if args.k is None else args.k
         part = partition_graph(graph, k, args.partitioner or "metis",
                                seed=DEFAULT_SEED if args.seed is None else args.seed,
                                imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import device_csr, gpu_name, resolve_backend
+from .backend import device_csr, gpu_name, resolve_backend, start_gpu_warmup
 from .comm import max_over_ranks, run_or_abort, run_phase, select_device
-from .cost import SSSP_METHODS, predict
+from .cost import SSSP_METHODS, auto_k, predict
 from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
@@ -360,7 +360,7 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
         with timer("min_plus"):
             if paths is None:
-                min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
+                min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
             else:
                 paths.min_plus(inner, rows_b, start, cols, block[nb:], block_p[nb:])
         with timer("assemble"):
@@ -527,6 +527,21 @@ def _sssp_groups(partition, components, n: int, itemsize: int, xp, *, budget: in
     return groups
 
 
+def _choose_k_everywhere(graph, backend: str, dtype, *, comm) -> dict:
+    """Rank 0 picks the default k with the cost model (:func:`fastapsp.cost.auto_k`); every rank hears it."""
+
+    def on_rank0():
+        memory = None
+        if backend == "cupy":
+            import cupy
+
+            memory = 0.8 * cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["totalGlobalMem"]
+        return auto_k(graph, backend=backend, dtype=dtype, memory_bytes=memory)
+
+    choice = run_phase(comm, "choosing k", on_rank0 if comm.rank == 0 else (lambda: None))
+    return choice if comm.size == 1 else comm.bcast(choice)
+
+
 def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm):
     """Rank 0 partitions (or loads ``partition_file``); every rank ends with the same Partition."""
 
@@ -569,6 +584,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     """
     start = time.perf_counter()
     opts.check()
+    start_gpu_warmup(opts.backend, comm.size)  # CUDA starts while the graph is read (fastapsp/backend.py)
     seconds = {}
     t = time.perf_counter()
     graph = run_phase(comm, "reading the graph", read_graph, opts.graph, format=opts.format,
@@ -576,6 +592,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     seconds["read"] = time.perf_counter() - t
     precision = choose_dtype(graph, "float32" if opts.dtype in SMALL_DTYPES else opts.dtype)
     _tell_precision(precision, opts.dtype, log)
+    backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
     k = default_k(graph.n) if opts.k is None else opts.k
     if k > max(1, graph.n):
         raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
@@ -584,13 +601,23 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         sources = run_phase(comm, "reading the sources", parse_sources, opts.sources, graph.n)
         method = "sssp" if opts.sources_method == "sssp" or (opts.sources_method == "auto" and sources.size <= k) \
             else None
+    if opts.k is not None:
+        k_choice = {"k": k, "rule": "given"}
+    elif method == "sssp":
+        k_choice = {"rule": "none needed (source rows by SSSP)"}
+    elif opts.partition_file and os.path.exists(opts.partition_file):
+        k_choice = {"rule": "from the partition file"}
+    else:
+        t = time.perf_counter()
+        k_choice = _choose_k_everywhere(graph, backend, precision.dtype, comm=comm)
+        k = k_choice["k"]
+        seconds["choose_k"] = time.perf_counter() - t
     t = time.perf_counter()
     partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm)
     seconds["partition"] = time.perf_counter() - t
     if sources is not None and method is None:
         method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method)
 
-    backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
     device = "cpu"
     if backend == "cupy":
         device_id = select_device(comm)
@@ -706,6 +733,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
     report["sssp_method"] = sssp_method
     report["sssp_method_asked"] = opts.sssp_method
+    report["k_choice"] = k_choice
     if prediction is not None:
         report["predicted_seconds"] = {name: {key: round(value, 6) for key, value in stages.items()}
                                        for name, stages in prediction.items()}
