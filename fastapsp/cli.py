@@ -218,6 +218,12 @@ def _solve(args, comm) -> int:
               f"boundary={report['boundary_vertices']} cut={report['edge_cut']} ranks={report['ranks']} "
               f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}"
               + (f"; verified {report['verified_rows']} rows" if "verified_rows" in report else ""))
+        if "stats" in report:
+            st = report["stats"]
+            print(f"stats: diameter {st['diameter']}, radius {st['radius']}, average shortest path "
+                  f"{st['average_shortest_path_length']:.6g} over {st['reachable_pairs']} reachable pairs, "
+                  f"strongly connected: {'yes' if st['strongly_connected'] else 'no'} -> {opts.stats}.json, "
+                  f"{opts.stats}.npz")
     return 0
 
 
@@ -228,7 +234,7 @@ def _print_dry_run(report) -> None:
           f"{report['output_bytes'] / gib:.3f} GiB")
     for rank in report["dry_run"]:
         stages = rank.get("device_bytes_per_stage", {})
-        detail = " ".join(f"{k}={v / gib:.3f}" for k, v in stages.items())
+        detail = " ".join(f"{k}={v / gib:.3f}" for k, v in stages.items() if v)
         eta = f" est {rank['estimated_seconds']:.1f} s" if "estimated_seconds" in rank else ""
         print(f"  rank {rank['rank']}: {rank['rows']} rows, device peak {rank['device_peak_bytes'] / gib:.3f} GiB"
               f"{' (' + detail + ' GiB)' if detail else ''}, host {rank['host_bytes'] / gib:.3f} GiB{eta}")
