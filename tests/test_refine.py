@@ -131,24 +131,36 @@ def test_no_room_no_move():
     np.testing.assert_array_equal(refine_boundary(indptr, indices, labels, 2, imbalance=0.0), labels)
 
 
-def test_gains_match_brute_force():
-    """The best move of every boundary vertex equals trying every neighbouring part by hand."""
+@pytest.mark.parametrize("clusters", ["single", "groups"])
+def test_gains_match_brute_force(clusters):
+    """The best move of every cluster with a boundary vertex equals trying every neighbouring part by hand."""
     graph, edges = random_case(11, n=60, m=120)
     indptr, indices = graph.undirected_adjacency()
     k = 4
     labels = start_labels("random", graph, k, seed=1)
+    if clusters == "single":
+        cluster = np.arange(graph.n)
+    else:  # groups of up to 3 vertices of one part (not necessarily connected)
+        order = np.lexsort((np.arange(graph.n), labels))
+        group = np.zeros(graph.n, dtype=np.int64)
+        rank = np.arange(graph.n) - np.searchsorted(labels[order], labels[order])
+        group[order] = labels[order].astype(np.int64) * graph.n + rank // 3
+        cluster = np.unique(group, return_inverse=True)[1].astype(np.int64)
+    c = int(cluster.max()) + 1
     base = count_boundary(graph.n, edges, labels)
     rows = np.repeat(np.arange(graph.n), np.diff(indptr)).astype(np.int64)
     foreign = np.bincount(rows[labels[rows] != labels[indices]], minlength=graph.n)
-    v, b, gain = _best_moves(np, rows, indices.astype(np.int64), labels, foreign,
-                             np.diff(indptr).astype(np.int64), graph.n, k)
+    v, b, gain = _best_moves(np, indptr.astype(np.int64), rows, indices.astype(np.int64), labels, foreign,
+                             cluster, c, k)
     expected = {}
-    for x in range(graph.n):
-        parts = sorted({int(labels[u]) for u in indices[indptr[x]:indptr[x + 1]]} - {int(labels[x])})
+    for x in range(c):
+        members = np.flatnonzero(cluster == x)
+        near = {int(labels[u]) for m in members for u in indices[indptr[m]:indptr[m + 1]]}
+        parts = sorted(near - {int(labels[members[0]])})
         best = None
         for p in parts:
             trial = labels.copy()
-            trial[x] = p
+            trial[members] = p
             g = base - count_boundary(graph.n, edges, trial)
             if best is None or g > best[1]:
                 best = (p, g)
