@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import subprocess
 import sys
@@ -38,6 +39,9 @@ def test_partition_only_reports_boundary_before_and_after(tmp_path):
     assert "## Boundary refinement" in report
     line = next(x for x in report.splitlines() if x.startswith("| minnesota | 4 | metis+b |"))
     assert f"| {refined['boundary_vertices_before_refine']:,} | {refined['boundary_vertices']:,} |" in line
+    if importlib.util.find_spec("matplotlib"):  # the before/after plot needs no solve
+        assert (out / "boundary_refinement.png").stat().st_size > 0
+        assert "boundary_refinement.png" in report
 
 
 def test_all_means_the_cpu_partitioners_without_refinement():
