@@ -42,8 +42,13 @@ def _array_module():
         return None
 
 
-def bench(graph, name: str, k: int, partitioners: list[str], *, repeat: int, seed: int, imbalance: float) -> list[dict]:
-    """One record per partitioner: seconds of every run, their median, and the partition's metrics."""
+def bench(graph, name: str, k: int, partitioners: list[str], *, repeat: int, seed: int, imbalance: float,
+          save=None) -> list[dict]:
+    """One record per partitioner: seconds of every run, their median, and the partition's metrics.
+
+    A partitioner that fails gets a record with its ``error`` instead.  ``save(records)``,
+    when given, is called after every partitioner (so a run cut short keeps what it measured).
+    """
     xp = _array_module()
     side = 30  # warm-up graph: a 30 x 30 grid
     idx = list(range(side * side))
@@ -51,12 +56,20 @@ def bench(graph, name: str, k: int, partitioners: list[str], *, repeat: int, see
                             directed=False, name="warm-up")
     records = []
     for partitioner in partitioners:
-        partition_graph(warm, 4, partitioner, seed=seed, imbalance=imbalance)
         seconds = []
-        for _ in range(repeat):
-            with timed(xp=xp) as t:
-                part = partition_graph(graph, k, partitioner, seed=seed, imbalance=imbalance)
-            seconds.append(t.seconds)
+        try:
+            partition_graph(warm, 4, partitioner, seed=seed, imbalance=imbalance)
+            for _ in range(repeat):
+                with timed(xp=xp) as t:
+                    part = partition_graph(graph, k, partitioner, seed=seed, imbalance=imbalance)
+                seconds.append(t.seconds)
+        except Exception as exc:  # recorded; the other partitioners still run
+            error = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+            records.append({"graph": name, "n": graph.n, "k": k, "partitioner": partitioner, "error": error})
+            print(f"{name} k={k} {partitioner}: FAILED: {error}", flush=True)
+            if save is not None:
+                save(records)
+            continue
         metrics = part.metrics()
         record = {"graph": name, "n": graph.n, "k": k, "partitioner": partitioner, "seed": seed,
                   "imbalance_allowed": imbalance, "seconds": seconds, "median_seconds": statistics.median(seconds),
@@ -64,6 +77,8 @@ def bench(graph, name: str, k: int, partitioners: list[str], *, repeat: int, see
         records.append(record)
         print(f"{name} k={k} {partitioner}: {record['median_seconds']:.3f} s, "
               f"{record['boundary_vertices']:,} boundary vertices, cut {record['edge_cut']:,}", flush=True)
+        if save is not None:
+            save(records)
     return records
 
 
@@ -91,9 +106,16 @@ def main(argv=None) -> int:
         print(f"partition_bench: --repeat: {args.repeat} is below 1", file=sys.stderr)
         return 2
     graph = read_graph(path)
-    records = bench(graph, name, args.k, args.partitioners, repeat=args.repeat, seed=args.seed, imbalance=args.imbalance)
-    Path(args.out).write_text(json.dumps({"metadata": metadata(), "results": records}, indent=1) + "\n")
-    return 0
+    meta = metadata()
+
+    def save(records):
+        tmp = Path(f"{args.out}.tmp")
+        tmp.write_text(json.dumps({"metadata": meta, "results": records}, indent=1) + "\n")
+        tmp.replace(args.out)
+
+    records = bench(graph, name, args.k, args.partitioners, repeat=args.repeat, seed=args.seed,
+                    imbalance=args.imbalance, save=save)
+    return 1 if any("error" in r for r in records) else 0
 
 
 if __name__ == "__main__":
