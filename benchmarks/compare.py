@@ -1,7 +1,7 @@
 """Compare graph partitioners by what they do to FastAPSP (thesis Tables 5.2-5.5).
 
     python benchmarks/compare.py EXPERIMENT.yaml [--out FOLDER] [--force]
-                                 [--partition-only | --require-partitions]
+                                 [--partition-only | --require-partitions | --report-only]
 
 For every (graph, k, partitioner) of the experiment: partition once (the
 partition is saved, compressed, under ``FOLDER/partitions/`` and reused on a rerun), record
@@ -54,7 +54,8 @@ stored in its file, so those were measured on the machine that partitioned
 (``partition_metadata`` of each result; report.md says so when it differs from
 the machine that solved).  ``--require-partitions`` makes sure of it: a
 configuration whose saved partition is missing or unusable fails instead of
-being partitioned.
+being partitioned.  ``--report-only`` runs nothing and redraws results.csv,
+report.md and the plots from results.json (say after a run was cut short).
 
 Warm-up, untimed: a tiny graph through every stage once per process (CUDA
 kernels compiled, first-call costs paid), each partitioner once on a tiny
@@ -103,6 +104,9 @@ def main(argv=None) -> int:
     only.add_argument("--require-partitions", action="store_true",
                       help="never partition: a configuration without a usable saved partition fails "
                            "(for the solve run after --partition-only)")
+    only.add_argument("--report-only", action="store_true",
+                      help="run nothing: write results.csv, report.md and the plots from results.json "
+                           "(for the configurations of this experiment)")
     args = parser.parse_args(argv)
     try:
         exp = load_experiment(args.experiment)
@@ -112,7 +116,7 @@ def main(argv=None) -> int:
     folder = Path(args.out) if args.out else RESULTS / exp.name
     try:
         return run(exp, folder, force=args.force, debug=args.debug, partition_only=args.partition_only,
-                   require_partitions=args.require_partitions)
+                   require_partitions=args.require_partitions, report_only=args.report_only)
     except ExperimentError as exc:
         print(f"compare.py: error: {exc}", file=sys.stderr)
         return 2

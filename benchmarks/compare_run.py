@@ -306,16 +306,17 @@ def is_partitioned(record: dict | None, settings: dict, folder: Path) -> bool:
 
 # ----------------------------------------------------------------------- main
 def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = False,
-        partition_only: bool = False, require_partitions: bool = False) -> int:
+        partition_only: bool = False, require_partitions: bool = False, report_only: bool = False) -> int:
     """Run every configuration not yet done; write results, report and plots. Returns the exit status.
 
     ``partition_only``: partition and measure, never solve (the backend is not even resolved);
-    ``require_partitions``: never partition, fail a configuration whose saved partition is unusable.
+    ``require_partitions``: never partition, fail a configuration whose saved partition is unusable;
+    ``report_only``: run nothing, write results.csv, report and plots from results.json.
     """
     from fastapsp.backend import resolve_backend
 
-    if partition_only and require_partitions:
-        raise ExperimentError("--partition-only and --require-partitions exclude each other")
+    if partition_only + require_partitions + report_only > 1:
+        raise ExperimentError("--partition-only, --require-partitions and --report-only exclude each other")
     folder.mkdir(parents=True, exist_ok=True)
     if exp.source.resolve() != (folder / "experiment.yaml").resolve():
         shutil.copyfile(exp.source, folder / "experiment.yaml")
@@ -330,7 +331,7 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
     run_meta = None
     loaded: dict[str, GraphData | BaseException] = {}
     failed = 0
-    for i, cfg in enumerate(configs, 1):
+    for i, cfg in enumerate(configs if not report_only else [], 1):
         prefix = f"[{i}/{len(configs)}] {cfg.graph.name} k={cfg.k} {cfg.partitioner}:"
         old = records[index[cfg.key]] if cfg.key in index else None
         if not force and is_done(old, settings):

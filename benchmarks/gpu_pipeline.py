@@ -140,6 +140,9 @@ def main(argv=None):
         name, path = spec.split("=", 1)
         for output, k, method in [(o, k, m) for o in args.outputs for k in args.k for m in args.methods]:
             if True:
+                seconds, report = run_solve(launcher, path, k, output, args.partitioner, args.backend,
+                                            tmp / "r.json", method)
+                k = report["k"]  # with --k auto, the k the cost model chose: the check uses the same
                 exact = None
                 if args.check:
                     ok, err, rel, nrows = check_exact(path, k, args.partitioner, args.backend, args.check, rows=args.check_rows,
@@ -148,9 +151,6 @@ def main(argv=None):
                              "k": k, "sssp_method": method}
                     print(f"{name}: {nrows} sampled rows of {args.check} components vs SciPy ({method}): "
                           f"exact={ok} max|err|={err:.3g} rel={rel:.3g}", flush=True)
-                seconds, report = run_solve(launcher, path, k, output, args.partitioner, args.backend,
-                                            tmp / "r.json", method)
-                k = report["k"]
                 result = {
                     "graph": name, "n": report["n"], "m": report["m"], "k": k, "partitioner": args.partitioner,
                     "backend": report["backend"], "device": report["device"], "ranks": report["ranks"],
@@ -160,6 +160,7 @@ def main(argv=None):
                     "exactness_check": exact, "commit": meta["commit"], "metadata": meta,
                     "sssp_method": report.get("sssp_method"), "sssp_method_asked": method,
                     "predicted_seconds": report.get("predicted_seconds"), "dtype": report.get("dtype"),
+                    "k_choice": report.get("k_choice"),
                 }
                 write_result(result, folder=f"benchmarks/results/{args.tag}",
                              name=f"{name}-k{k}-{output}-{method}-r{report['ranks']}")

@@ -42,7 +42,7 @@ def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):
 
 def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
           seed: int = 42, imbalance: float = 0.03, dtype="auto", partition=None, sources=None,
-          sources_method: str = "auto", sssp_method: str = "auto"):
+          sources_method: str = "auto", sssp_method: str = "auto", return_predecessors: bool = False):
     """All-pairs shortest-path distances of ``graph`` in this process.
 
     Parameters
@@ -74,44 +74,56 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         How the rows of ``sources`` are computed (see :mod:`fastapsp.sources`).
     sssp_method : {"auto", "frontier", "boundary-graph"}
         Where the boundary rows come from; ``auto`` lets the cost model choose.
+    return_predecessors : bool
+        Also return the predecessors, carried through the stages (the boundary
+        rows then come from the frontier SSSP).
 
     Returns
     -------
     numpy.ndarray, shape (n, n) or (len(sources), n)
         ``d[i, j]`` is the length of a shortest path from ``i`` (``sources[i]``)
         to ``j``; ``inf`` when there is none.
+    numpy.ndarray of int32, same shape
+        With ``return_predecessors``: the vertex before ``j`` on a shortest path
+        (``-9999`` for ``i`` itself and unreachable ``j``); see :func:`reconstruct_path`.
 
     Raises
     ------
     ValueError
         For a bad ``k``, partitioner, backend or dtype.
     """
+    import numpy as np
+
     from .backend import resolve_backend
     from .cost import SSSP_METHODS, choose_method, predict
     from .partition import partition_graph as _partition
-    from .pipeline import default_k, run_components
+    from .pipeline import run_components
     from .sink import MemorySink
 
     dtype = _resolve_dtype(graph, dtype)
     if sources is not None:
         return _solve_sources(graph, sources, sources_method, k=k, partitioner=partitioner, backend=backend,
-                              seed=seed, imbalance=imbalance, dtype=dtype, partition=partition)
+                              seed=seed, imbalance=imbalance, dtype=dtype, partition=partition,
+                              return_predecessors=return_predecessors)
     if partition is None:
-        k = default_k(graph.n) if k is None else k
+        k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     backend = resolve_backend(backend)
     sink = MemorySink(graph.n, dtype)
+    pred_sink = MemorySink(graph.n, np.int32) if return_predecessors else None
     if sssp_method not in SSSP_METHODS:
         raise ValueError(f"sssp_method: {sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
-    if sssp_method == "auto":
+    if return_predecessors:
+        sssp_method = "frontier"  # the boundary-graph method carries no predecessors
+    elif sssp_method == "auto":
         prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
                              unit_weights=graph.unit_weights, backend=backend, dtype=dtype)
         sssp_method = choose_method(prediction)
     run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype,
-                   method=sssp_method, seed=seed)
+                   method=sssp_method, seed=seed, pred_sink=pred_sink)
     if not sink.rows_written.all():  # every vertex lies in exactly one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
-    return sink.result
+    return (sink.result, pred_sink.result) if return_predecessors else sink.result
 
 
 def _resolve_dtype(graph: Graph, dtype) -> str:
@@ -134,13 +146,14 @@ def _resolve_dtype(graph: Graph, dtype) -> str:
     return precision.dtype
 
 
-def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imbalance, dtype, partition):
+def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imbalance, dtype, partition,
+                   return_predecessors=False):
     """The rows of ``sources`` (see :func:`solve`)."""
     import numpy as np
 
     from .backend import resolve_backend
     from .partition import partition_graph as _partition
-    from .pipeline import default_k, run_components
+    from .pipeline import run_components
     from .sink import MemorySink
     from .sources import RowSubsetSink, SourceRows, choose_method, parse_sources, run_sssp_rows
 
@@ -148,21 +161,28 @@ def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imb
     order = None if isinstance(sources, str) else np.searchsorted(ids, np.asarray(sources, dtype=np.int64))
     backend = resolve_backend(backend)
     if method != "sssp" and partition is None:
-        k = default_k(graph.n) if k is None else k
+        k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     method = "sssp" if method == "sssp" else choose_method(partition, ids, graph.n, graph.m, method)
     position = np.full(graph.n, -1, dtype=np.int64)
     position[ids] = np.arange(ids.size)
     memory = MemorySink(graph.n, dtype, rows=ids.size)
     sink = RowSubsetSink(memory, position)
+    pred_memory = pred_sink = None
+    if return_predecessors:
+        pred_memory = MemorySink(graph.n, np.int32, rows=ids.size)
+        pred_sink = RowSubsetSink(pred_memory, position)
     if method == "sssp":
-        run_sssp_rows(graph, ids, backend=backend, sink=sink, dtype=dtype)
+        run_sssp_rows(graph, ids, backend=backend, sink=sink, dtype=dtype, pred_sink=pred_sink)
     else:
         run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype,
-                       rows=SourceRows(partition, ids))
+                       rows=SourceRows(partition, ids), pred_sink=pred_sink)
     if not memory.rows_written.all():
         raise RuntimeError("solve: some rows of the chosen sources were not computed")
-    return memory.result if order is None else memory.result[order]
+    dist = memory.result if order is None else memory.result[order]
+    if not return_predecessors:
+        return dist
+    return dist, (pred_memory.result if order is None else pred_memory.result[order])
 
 
 def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
@@ -199,14 +219,14 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
 
     from .backend import resolve_backend
     from .partition import partition_graph as _partition
-    from .pipeline import DTYPES, default_k, run_components
+    from .pipeline import DTYPES, run_components
     from .reductions import StatsAccumulator
     from .sink import NullSink
 
     if str(np.dtype(dtype)) not in DTYPES:
         raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
     if partition is None:
-        k = default_k(graph.n) if k is None else k
+        k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     backend = resolve_backend(backend)
     accumulator = StatsAccumulator.for_graph(graph, backend)
@@ -229,3 +249,11 @@ def reconstruct_path(predecessors, source: int, target: int, *, sources=None) ->
     from .paths import reconstruct_path as _reconstruct
 
     return _reconstruct(predecessors, source, target, sources=sources)
+
+
+def _default_k(graph, backend: str, dtype) -> int:
+    """k chosen by the cost model (:func:`fastapsp.cost.auto_k`) for ``backend``."""
+    from .backend import resolve_backend
+    from .cost import auto_k
+
+    return auto_k(graph, backend=resolve_backend(backend), dtype=dtype)["k"]

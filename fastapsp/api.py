@@ -87,7 +87,6 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     [0.0, 1.0, 3.0]
     """
     from . import solve
-    from .paths import predecessors_from_distances
 
     if method not in _METHODS:
         raise ValueError(f"method: {method!r} is not one of {', '.join(_METHODS)}")
@@ -98,16 +97,19 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     n = graph.n
     single = indices is not None and np.ndim(indices) == 0
     if indices is None:
-        rows = np.arange(n)
-        dist = solve(graph, k=k, partitioner=partitioner, backend=backend, dtype="float64") if n else \
-            np.zeros((0, 0))
+        if n:
+            dist = solve(graph, k=k, partitioner=partitioner, backend=backend, dtype="float64",
+                         return_predecessors=return_predecessors)
+        else:
+            dist = (np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int32)) if return_predecessors else np.zeros((0, 0))
     else:
         rows = np.atleast_1d(np.asarray(indices))
         if not np.issubdtype(rows.dtype, np.integer):
             raise ValueError(f"indices: expected integer vertex ids, found {rows.dtype}")
         rows = np.where(rows < 0, rows + n, rows)  # negative indices count from the end, as in SciPy
-        dist = solve(graph, k=k, partitioner=partitioner, backend=backend, dtype="float64", sources=rows)
-    pred = predecessors_from_distances(graph, dist, rows) if return_predecessors else None
+        dist = solve(graph, k=k, partitioner=partitioner, backend=backend, dtype="float64", sources=rows,
+                     return_predecessors=return_predecessors)
+    dist, pred = dist if return_predecessors else (dist, None)  # carried through the stages
     if single:
         dist = dist[0]
         pred = None if pred is None else pred[0]

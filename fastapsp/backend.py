@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import BackendError
 
-__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "gpu_name", "device_csr"]
+__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "gpu_name", "device_csr", "start_gpu_warmup"]
 
 BACKENDS = ("auto", "numpy", "cupy")
 
@@ -25,6 +25,45 @@ def gpu_count() -> int:
         return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:
         return 0
+
+
+# Launcher variables that give a process's rank on its node (Open MPI, MPICH/Hydra, SLURM).
+_LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
+
+
+def start_gpu_warmup(backend: str, ranks: int):
+    """Import CuPy and create the CUDA context in a background thread; returns the thread or None.
+
+    Starting CUDA takes a good part of a second; done while the graph is read
+    and partitioned on the CPU, it is off the critical path.  The thread only
+    prepares: the device is still chosen by :func:`fastapsp.comm.select_device`,
+    and any failure here is left for the real path to meet and report.  The
+    context is made on the device that this process will use: device 0 for
+    one process, else ``local rank mod visible devices`` when the launcher
+    says the local rank (no context is made on another process's GPU).
+    """
+    if backend == "numpy":
+        return None
+    import os
+    import threading
+
+    local = 0 if ranks == 1 else next((int(os.environ[v]) for v in _LOCAL_RANK_VARS
+                                       if os.environ.get(v, "").isdigit()), None)
+
+    def warm():
+        try:
+            import cupy
+
+            count = cupy.cuda.runtime.getDeviceCount()
+            if count and local is not None:
+                with cupy.cuda.Device(local % count):
+                    cupy.cuda.runtime.free(0)  # creates the device's primary context
+        except Exception:  # noqa: BLE001 - the real path reports problems
+            pass
+
+    thread = threading.Thread(target=warm, name="fastapsp-gpu-warmup", daemon=True)
+    thread.start()
+    return thread
 
 
 def resolve_backend(name: str) -> str:

@@ -144,15 +144,18 @@ def main(argv=None) -> int:
         if debug:
             raise
         rank = 0 if comm is None else comm.rank
-        print(f"fastapsp: internal error on rank {rank}: {type(exc).__name__}: {_one_line(exc)} "
-              "(rerun with --debug for the traceback)", file=sys.stderr)
+        line = (f"fastapsp: internal error on rank {rank}: {type(exc).__name__}: {_one_line(exc)} "
+                "(rerun with --debug for the traceback)")
         if comm is not None and comm.size > 1:
             from .sink import remove_temporary_files
-            from .watch import end_job
+            from .watch import end_job, tell
 
             remove_temporary_files()
             end_job()
+            tell(line)
             comm.Abort(EXIT_ERROR)
+            return EXIT_ERROR
+        print(line, file=sys.stderr)
         return EXIT_ERROR
     finally:
         if job is not None:
@@ -171,7 +174,7 @@ def _install_handlers(comm):
     import warnings
 
     from .sink import remove_temporary_files
-    from .watch import end_job, failed_peer
+    from .watch import end_job, failed_peer, tell
 
     previous_show = warnings.showwarning
 
@@ -191,9 +194,9 @@ def _install_handlers(comm):
         name = signal.Signals(signum).name
         note = f"; removed {', '.join(removed)}" if removed else ""
         if dead is None:
-            print(f"fastapsp: stopped by {name} on rank {comm.rank}{note}", file=sys.stderr, flush=True)
+            tell(f"fastapsp: stopped by {name} on rank {comm.rank}{note}")
         elif dead:
-            print(f"fastapsp: error: {dead}", file=sys.stderr, flush=True)
+            tell(f"fastapsp: error: {dead}")
         if comm.size > 1:
             comm.Abort(128 + signum)  # the other ranks may be deep in their work or in a collective
             os._exit(128 + signum)  # MPI_Abort may return before the launcher kills this process
@@ -240,6 +243,12 @@ def _solve(args, comm) -> int:
               f"boundary={report['boundary_vertices']} cut={report['edge_cut']} ranks={report['ranks']} "
               f"{report['backend']}: {report['total_seconds']:.2f} s -> {opts.output}"
               + (f"; verified {report['verified_rows']} rows" if "verified_rows" in report else ""))
+        if "stats" in report:
+            st = report["stats"]
+            print(f"stats: diameter {st['diameter']}, radius {st['radius']}, average shortest path "
+                  f"{st['average_shortest_path_length']:.6g} over {st['reachable_pairs']} reachable pairs, "
+                  f"strongly connected: {'yes' if st['strongly_connected'] else 'no'} -> {opts.stats}.json, "
+                  f"{opts.stats}.npz")
     return 0
 
 
@@ -250,7 +259,7 @@ def _print_dry_run(report) -> None:
           f"{report['output_bytes'] / gib:.3f} GiB")
     for rank in report["dry_run"]:
         stages = rank.get("device_bytes_per_stage", {})
-        detail = " ".join(f"{k}={v / gib:.3f}" for k, v in stages.items())
+        detail = " ".join(f"{k}={v / gib:.3f}" for k, v in stages.items() if v)
         eta = f" est {rank['estimated_seconds']:.1f} s" if "estimated_seconds" in rank else ""
         print(f"  rank {rank['rank']}: {rank['rows']} rows, device peak {rank['device_peak_bytes'] / gib:.3f} GiB"
               f"{' (' + detail + ' GiB)' if detail else ''}, host {rank['host_bytes'] / gib:.3f} GiB{eta}")
@@ -265,7 +274,8 @@ def _partition(args, comm) -> int:
     from .comm import run_phase
     from .io import read_graph
     from .partition import DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph, save_partition
-    from .pipeline import default_k
+    from .backend import resolve_backend
+    from .cost import auto_k
 
     if not args.graph:
         raise ValueError("graph: no graph file given")
@@ -277,7 +287,7 @@ def _partition(args, comm) -> int:
             return None
         start = time.perf_counter()
         graph = read_graph(args.graph, format=args.format, undirected=bool(args.undirected))
-        k = default_k(graph.n) if args.k is None else args.k
+        k = auto_k(graph, backend=resolve_backend("auto"))["k"] if args.k is None else args.k
         part = partition_graph(graph, k, args.partitioner or "metis",
                                seed=DEFAULT_SEED if args.seed is None else args.seed,
                                imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,

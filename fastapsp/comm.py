@@ -12,7 +12,7 @@ import os
 import sys
 
 from .errors import BackendError, RankError
-from .watch import end_job, note_phase
+from .watch import end_job, note_phase, tell
 
 __all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "run_or_abort", "select_device",
            "max_over_ranks"]
@@ -178,8 +178,7 @@ def run_or_abort(comm, name: str, fn, *args, cleanup=None, **kwargs):
                 pass
         end_job()
         text = " ".join((str(exc) or type(exc).__name__).split())
-        print(f"fastapsp: error: rank {comm.rank} of {comm.size} failed during {name}: {text}",
-              file=sys.stderr, flush=True)
+        tell(f"fastapsp: error: rank {comm.rank} of {comm.size} failed during {name}: {text}")
         comm.Abort(1)
         os._exit(1)  # MPI_Abort may return before the launcher kills this process: say nothing more
 

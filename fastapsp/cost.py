@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["RATES", "predict", "choose_method", "choose_k", "SSSP_METHODS"]
+__all__ = ["RATES", "predict", "choose_method", "choose_k", "sample_boundary", "auto_k", "SSSP_METHODS"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
 
@@ -90,30 +90,151 @@ def choose_method(prediction: dict) -> str:
     return "frontier"
 
 
-def choose_k(n: int, arcs: int, boundary_per_part: float, part_size: float, *, unit_weights: bool, backend: str,
-             dtype=np.float32, memory_bytes: float | None = None) -> int:
-    """The k with the smallest predicted total, from one measured partition.
+# Seconds of the partitioner (METIS on the host) per vertex and per component,
+# fitted to the k sweeps of benchmarks/results/h100-ksweep (16-core host).
+PARTITION_RATES = {"per_vertex": 1.7e-6, "per_component": 1.0e-3}
+# Fixed seconds per component on top of its dense work (launches, host logic).
+COMPONENT_OVERHEAD = {"cupy": 4.0e-4, "numpy": 2.0e-4}
+# Component sizes considered by auto_k, and the vertices of the sampled region.
+_SIZES = np.geomspace(256, 16384, 25)
+_SAMPLE = 50_000
 
-    ``boundary_per_part`` boundary vertices were found in parts of
-    ``part_size`` vertices; for other sizes the boundary is scaled like a
-    perimeter (``b ~ sqrt(c)``), as for road networks and meshes.  A k whose
-    largest component matrix (or boundary closure) would not fit in
-    ``memory_bytes`` is not considered.
+
+def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: int = 0) -> tuple[float, float]:
+    """``(alpha, beta)`` such that a component of ``c`` vertices has about ``alpha * c**beta`` boundary vertices.
+
+    Measured, not assumed: a region of about ``sample`` vertices grown by
+    breadth-first search from vertex 0 (over arcs in both directions) is cut
+    by METIS into parts of about ``sizes[0]`` and ``sizes[1]`` vertices, and the
+    boundary vertices per part of the two cuts fix the power law (planar
+    graphs and road networks give ``beta`` near 1/2, expanders near 1).  The
+    region's own rim does not count: only arcs inside the region can cut.
+    """
+    from scipy.sparse import csr_matrix
+
+    from .graph import Graph
+    from .partition import partition_graph
+
+    n = graph.n
+    a = csr_matrix((np.ones(graph.m), graph.indices, graph.indptr), shape=(n, n))
+    if n > sample:
+        order = _ball(graph, 0, sample)
+        if order.size < 4 * max(sizes):  # vertex 0 sits in a small piece: the first ids instead
+            order = np.arange(sample)
+        order = np.sort(order)
+        sub = a[order][:, order].tocsr()
+        # The rim: vertices that lost arcs to the cut-out region.  Parts touching it
+        # lack the boundary they would have inside the graph, so they are not averaged.
+        rim = np.diff(sub.indptr) < np.diff(a.indptr)[order]
+        if graph.directed:  # arcs into the region count too
+            rim |= np.bincount(sub.indices, minlength=order.size) < np.bincount(graph.indices, minlength=n)[order]
+    else:
+        sub, rim = a, np.zeros(n, dtype=bool)
+    sub.sort_indices()
+    region = Graph(sub.indptr.astype(np.int64), sub.indices.astype(np.int64), np.ones(sub.nnz), directed=True)
+    points = []
+    for size in sizes:
+        k = max(2, round(region.n / size))
+        if k >= region.n:
+            continue
+        part = partition_graph(region, k, "metis", seed=seed)
+        inner = np.ones(k, dtype=bool)
+        inner[np.unique(part.labels[rim])] = False
+        per_part = part.boundary_per_part[inner] if inner.sum() >= 3 else part.boundary_per_part
+        points.append((region.n / k, max(float(per_part.mean()), 1e-3)))
+    if len(points) < 2 or points[0][0] == points[1][0]:
+        return 1.0, 1.0
+    (c0, b0), (c1, b1) = points
+    beta = float(np.clip(math.log(b0 / b1) / math.log(c0 / c1), 0.25, 1.0))
+    alpha = b0 / c0**beta
+    return float(alpha), beta
+
+
+def _ball(graph, start: int, size: int) -> np.ndarray:
+    """About ``size`` vertices nearest to ``start`` in hops (out-arcs; in-arcs too for directed graphs).
+
+    Breadth-first search level by level, stopped as soon as enough vertices
+    are reached: the cost follows the ball, not the graph.
+    """
+    csrs = [(graph.indptr, graph.indices)]
+    if graph.directed:
+        from scipy.sparse import csr_matrix
+
+        t = csr_matrix((np.ones(graph.m, dtype=np.int8), graph.indices, graph.indptr),
+                       shape=(graph.n, graph.n)).T.tocsr()
+        csrs.append((t.indptr, t.indices))
+    seen = np.zeros(graph.n, dtype=bool)
+    seen[start] = True
+    frontier, found = np.array([start]), [np.array([start])]
+    total = 1
+    while frontier.size and total < size:
+        nxt = []
+        for ptr, indices in csrs:
+            lo = ptr[frontier].astype(np.int64)
+            lengths = ptr[frontier + 1] - lo
+            count = int(lengths.sum())
+            if count == 0:
+                continue
+            # Arc positions lo[i] .. lo[i] + lengths[i] of every frontier vertex, in one array.
+            idx = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(count)
+            nxt.append(indices[idx])
+        if not nxt:
+            break
+        frontier = np.unique(np.concatenate(nxt))
+        frontier = frontier[~seen[frontier]]
+        seen[frontier] = True
+        found.append(frontier)
+        total += frontier.size
+    return np.concatenate(found)[:size]
+
+
+def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str,
+             dtype=np.float32, memory_bytes: float | None = None, sizes=_SIZES) -> tuple[int, dict]:
+    """The k with the smallest predicted time, boundary ``b = alpha * c**beta`` for components of ``c``.
+
+    The prediction adds the partitioner's time and a fixed cost per component
+    to :func:`predict`'s stages (the cheaper of the two methods).  A k whose
+    component matrix and boundary rows would not fit in ``memory_bytes`` is
+    not considered.  Returns ``(k, predicted)`` with ``predicted`` the
+    seconds of the chosen k by part.
     """
     if n <= 1:
-        return 1
-    alpha = boundary_per_part / math.sqrt(max(part_size, 1.0))
+        return 1, {"total": 0.0}
     itemsize = np.dtype(dtype).itemsize
-    best, best_k = math.inf, max(1, min(n, round(n / 1800)))
-    for c in np.geomspace(256, 16384, 25):
+    best_k, best = max(1, min(n, round(n / 1800))), None
+    for c in sizes:
         k = max(1, min(n, round(n / c)))
         size = n / k
-        b = min(size, alpha * math.sqrt(size)) if k > 1 else 0.0
-        if memory_bytes is not None and (size * size + b * n) * itemsize * 3 > memory_bytes:
+        b = min(size, alpha * size**beta) if k > 1 else 0.0
+        if memory_bytes is not None and (3 * size * size + b * n + size * n) * itemsize > memory_bytes:
             continue
         pred = predict(np.full(k, size), np.full(k, b), n, arcs, unit_weights=unit_weights, backend=backend,
                        dtype=dtype)
-        total = min(pred["frontier"]["total"], pred["boundary-graph"]["total"])
-        if total < best:
-            best, best_k = total, k
-    return int(best_k)
+        method = min(pred, key=lambda m: pred[m]["total"])
+        parts = {"method": method, "solve": pred[method]["total"],
+                 "partition": PARTITION_RATES["per_vertex"] * n + PARTITION_RATES["per_component"] * k,
+                 "components": COMPONENT_OVERHEAD[backend] * k}
+        parts["total"] = parts["solve"] + parts["partition"] + parts["components"]
+        if best is None or parts["total"] < best["total"]:
+            best_k, best = k, parts
+    return int(best_k), best or {"total": math.nan}
+
+
+def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None = None, seed: int = 0) -> dict:
+    """The default k of a run: :func:`choose_k` on a boundary law measured by :func:`sample_boundary`.
+
+    Returns a dict for the report: ``k``, ``alpha``, ``beta``, the predicted
+    seconds and the seconds spent choosing.
+    """
+    import time
+
+    start = time.perf_counter()
+    if graph.n < 4096:  # small graphs: nothing to gain from measuring
+        k = max(1, min(graph.n, round(graph.n / 1800)))
+        return {"k": k, "rule": "n / 1800 (small graph)", "seconds": time.perf_counter() - start}
+    alpha, beta = sample_boundary(graph, seed=seed)
+    k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
+                            dtype=dtype, memory_bytes=memory_bytes)
+    return {"k": k, "rule": "cost model", "alpha": round(alpha, 4), "beta": round(beta, 4),
+            "predicted_seconds": {key: (round(v, 4) if isinstance(v, float) else v) for key, v in predicted.items()},
+            "seconds": round(time.perf_counter() - start, 4)}

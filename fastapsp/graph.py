@@ -23,6 +23,9 @@ def index_dtype(n: int, m: int) -> np.dtype:
     return np.dtype(np.int64)
 
 
+_KEY_LIMIT = 3_037_000_499  # largest n with n * n below 2**63: src * n + dst fits in int64
+
+
 @dataclass(frozen=True, eq=False)
 class Graph:
     """A weighted graph in CSR form.
@@ -130,12 +133,16 @@ class Graph:
         if not directed:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
             w = np.concatenate([w, w])
-        # Sort by (src, dst, weight) so the first arc of each (src, dst) run is the lightest.
-        order = np.lexsort((w, dst, src))
+        # Sort by the one key src * n + dst (one sort of int64, several times faster
+        # than sorting by three keys), then keep the lightest arc of each (src, dst) run.
+        key = src * n + dst if n <= _KEY_LIMIT else None
+        order = np.argsort(key) if key is not None else np.lexsort((dst, src))
         src, dst, w = src[order], dst[order], w[order]
         first = np.ones(src.size, dtype=bool)
         first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
-        src, dst, w = src[first], dst[first], w[first]
+        if not first.all():
+            w = np.minimum.reduceat(w, np.flatnonzero(first))
+            src, dst = src[first], dst[first]
         itype = index_dtype(n, src.size)
         indptr = np.zeros(n + 1, dtype=itype)
         np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
@@ -163,6 +170,13 @@ class Graph:
         if "unit" not in self._cache:
             self._cache["unit"] = bool(np.all(self.weights == 1.0))
         return self._cache["unit"]
+
+    @property
+    def integer_weights(self) -> bool:
+        """True when every arc weight is a whole number, so every distance is one too."""
+        if "integer" not in self._cache:
+            self._cache["integer"] = bool(np.all(self.weights == np.floor(self.weights)))
+        return self._cache["integer"]
 
     def checksum(self) -> str:
         """SHA-256 (hex, 32 digits) of n, direction, arcs and weights: ties a result to this exact graph."""

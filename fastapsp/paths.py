@@ -1,13 +1,16 @@
 """Predecessors and paths (``--predecessors``, ``fastapsp path``, :func:`reconstruct_path`).
 
-Predecessors are derived from exact distance rows, not carried through the
-stages: for a source s, an arc u -> v is *tight* when d(s, u) + w(u, v) equals
-d(s, v) (to a relative 1e-12, or 1e-6 for float32 rows with real weights);
-every arc of every shortest path is tight, and every path of tight arcs from s
-is a shortest path.  A breadth-first search from s over the tight arcs gives a
-shortest-path tree with the fewest arcs; its parents are the predecessors.
-BFS order, not distance order, is what keeps zero-weight cycles from making a
-cycle of predecessors.  Cost: O(m) per row on the CPU, after the distances.
+A solve with predecessors carries them through the stages
+(:mod:`fastapsp.stages.predecessors`).  This module reads them back
+(:func:`reconstruct_path`, ``fastapsp path``) and can also derive them from exact
+distance rows after the fact (:func:`predecessors_from_distances`, a reference
+and verifier): for a source s, an arc u -> v is *tight* when d(s, u) + w(u, v)
+equals d(s, v) (exactly for whole-number weights; to a relative 1e-12, or 1e-6
+for float32 rows, with real weights); every arc of every shortest path is tight,
+and every path of tight arcs from s is a shortest path.  A breadth-first search
+from s over the tight arcs (:func:`tight_tree`) gives a shortest-path tree with
+the fewest arcs; its parents are the predecessors.  BFS order, not distance
+order, is what keeps zero-weight cycles from making a cycle of predecessors.
 """
 
 from __future__ import annotations
@@ -16,10 +19,43 @@ import os
 
 import numpy as np
 
-__all__ = ["NO_PREDECESSOR", "predecessors_from_distances", "reconstruct_path", "predecessors_path",
-           "write_predecessors", "path_command"]
+__all__ = ["NO_PREDECESSOR", "predecessors_from_distances", "tight_tree", "reconstruct_path", "predecessors_path",
+           "path_command"]
 
 NO_PREDECESSOR = -9999  # as scipy.sparse.csgraph
+
+
+def tight_tree(arcs, row, source: int, n: int, rtol: float = 0.0):
+    """Breadth-first search from ``source`` over the arcs tight in the distance row ``row``.
+
+    Parameters
+    ----------
+    arcs : tuple of ndarray
+        ``(src, dst, w)`` of every arc (float64 weights).
+    row : ndarray of float64, shape (n,)
+        Exact distances from ``source`` (``inf`` when unreachable).
+    source, n : int
+        The source and the number of vertices.
+    rtol : float
+        Relative slack of ``row[u] + w <= row[v]`` (0: exact).
+
+    Returns
+    -------
+    hops, parent : ndarray of int32, shape (n,)
+        Fewest arcs of a shortest path (``-1``: unreachable) and the vertex one
+        arc nearer the source on one (``-9999`` for the source and unreachable ones).
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import dijkstra
+
+    src, dst, w = arcs
+    target = row[dst]
+    tight = np.isfinite(target)
+    tight[tight] = row[src[tight]] + w[tight] <= target[tight] + rtol * target[tight]
+    arcs_csr = csr_matrix((np.ones(int(tight.sum()), dtype=np.int8), (src[tight], dst[tight])), shape=(n, n))
+    # Breadth-first: every parent is one arc nearer the source than its child.
+    hops, parent = dijkstra(arcs_csr, directed=True, indices=source, unweighted=True, return_predecessors=True)
+    return np.where(np.isfinite(hops), hops, -1).astype(np.int32), parent.astype(np.int32)
 
 
 def predecessors_from_distances(graph, dist, sources) -> np.ndarray:
@@ -47,30 +83,22 @@ def predecessors_from_distances(graph, dist, sources) -> np.ndarray:
     >>> predecessors_from_distances(g, np.array([[0.0, 1.0, 2.0]]), [0]).tolist()
     [[-9999, 0, 1]]
     """
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import breadth_first_order
-
     dist = np.asarray(dist)
     sources = np.asarray(sources, dtype=np.int64).reshape(-1)
     n = graph.n
     if dist.shape != (sources.size, n):
         raise ValueError(f"dist: expected shape {(sources.size, n)}, found {dist.shape}")
     src, dst, w = graph.arcs()
-    src = src.astype(np.int64)
-    rtol = 1e-6 if dist.dtype.itemsize <= 4 else 1e-12
+    arcs = (src.astype(np.int64), dst.astype(np.int64), w)
+    whole = bool(np.all(w == np.floor(w)))
+    rtol = 0.0 if whole else (1e-6 if dist.dtype.itemsize <= 4 else 1e-12)
     pred = np.full((sources.size, n), NO_PREDECESSOR, dtype=np.int32)
     small = np.issubdtype(dist.dtype, np.integer)  # --dtype uint16/uint8: the largest value is "unreachable"
     for i, s in enumerate(sources.tolist()):
         row = dist[i].astype(np.float64)
         if small:
             row[dist[i] == np.iinfo(dist.dtype).max] = np.inf
-        through = row[src] + w
-        target = row[dst]
-        tight = np.isfinite(target) & (through <= target + rtol * np.abs(target))
-        arcs = csr_matrix((np.ones(int(tight.sum()), dtype=np.int8), (src[tight], dst[tight])), shape=(n, n))
-        _, parent = breadth_first_order(arcs, s, directed=True, return_predecessors=True)
-        parent[s] = NO_PREDECESSOR
-        pred[i] = parent
+        pred[i] = tight_tree(arcs, row, s, n, rtol)[1]
     return pred
 
 
@@ -128,31 +156,6 @@ def predecessors_path(output: str) -> str:
     """Where the predecessors are saved beside an output file: ``X.npy`` -> ``X.predecessors.npy``."""
     output = os.fspath(output)
     return output[: -len(".npy")] + ".predecessors.npy"
-
-
-def write_predecessors(graph, output: str, sources=None, *, rows_per_step: int = 256) -> str:
-    """Derive the predecessors of the distance file ``output`` and save them beside it (int32).
-
-    ``sources`` gives the vertex of every row (``--sources``); all vertices by
-    default.  The file is written under a temporary name and renamed when complete.
-    """
-    dist = np.load(output, mmap_mode="r")
-    sources = np.arange(graph.n) if sources is None else np.asarray(sources)
-    path = predecessors_path(output)
-    tmp = f"{path}.tmp{os.getpid()}"
-    pred = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.int32, shape=dist.shape)
-    try:
-        for first in range(0, dist.shape[0], rows_per_step):
-            last = min(dist.shape[0], first + rows_per_step)
-            pred[first:last] = predecessors_from_distances(graph, dist[first:last], sources[first:last])
-        pred.flush()
-        del pred
-        os.replace(tmp, path)
-    except BaseException:
-        del pred
-        os.remove(tmp)
-        raise
-    return path
 
 
 def path_command(result: str, source: int, target: int) -> str:

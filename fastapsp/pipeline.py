@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import device_csr, gpu_name, resolve_backend
+from .backend import device_csr, gpu_name, resolve_backend, start_gpu_warmup
 from .comm import max_over_ranks, run_or_abort, run_phase, select_device
-from .cost import SSSP_METHODS, predict
+from .cost import SSSP_METHODS, auto_k, predict
 from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
@@ -34,7 +34,9 @@ from .stages.floyd_warshall import DEFAULT_TILE
 from .reductions import StatsAccumulator, finish_stats
 from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
                       run_sssp_rows)
-from .paths import write_predecessors
+from .paths import predecessors_path
+from .stages.predecessors import (NO_PREDECESSOR, assemble_predecessors, boundary_predecessors,
+                                  component_predecessors, floyd_warshall_predecessors, min_plus_predecessors)
 from .progress import make_progress
 from .sizing import check_output_fits, dry_run, output_bytes
 from .smalldist import SMALL_DTYPES, SmallIntSink, check_small_dtype
@@ -108,7 +110,7 @@ class SolveOptions:
         if self.stats and self.sources:
             raise ConfigError("stats: --stats reduces the whole matrix and cannot be combined with --sources")
         if self.predecessors and not out.endswith(".npy"):
-            raise ConfigError(f"predecessors: needs --output PATH.npy (they are derived from the file), found {out!r}")
+            raise ConfigError(f"predecessors: needs --output PATH.npy (they are written beside it), found {out!r}")
         if not isinstance(self.verify, int) or self.verify < 0:
             raise ConfigError(f"verify: {self.verify!r} is not a number of rows >= 0")
         if self.tile < 1:
@@ -120,7 +122,13 @@ class SolveOptions:
 
 
 class StageTimer:
-    """Seconds per stage; on the GPU each stage is synchronised before the clock is read."""
+    """Seconds per stage; on the GPU each stage is synchronised before the clock is read.
+
+    ``StageTimer.listeners``: callables told the name of every stage as it ends
+    (after the synchronisation), e.g. to sample memory (``benchmarks/memory_check.py``).
+    """
+
+    listeners: list = []
 
     def __init__(self, xp) -> None:
         self.xp = xp
@@ -142,6 +150,8 @@ class StageTimer:
             # The compute stream only: copies to the host run on their own stream.
             self.xp.cuda.get_current_stream().synchronize()
         self.seconds[name] += time.perf_counter() - start
+        for listener in StageTimer.listeners:
+            listener(name)
 
 
 def _available_bytes(xp) -> int:
@@ -180,7 +190,7 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    method: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
-                   seed: int = 42, timer: StageTimer | None = None) -> dict:
+                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``method`` says where the boundary rows come from.  ``"frontier"``: the
@@ -197,6 +207,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
     ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
     chosen sources: other components are skipped (``--sources``).
+    ``pred_sink``, when given, receives the int32 predecessor block of every
+    distance block, carried through the stages (``--predecessors``, see
+    :mod:`fastapsp.stages.predecessors`); it needs ``method="frontier"``.
 
     Returns the seconds spent in each stage (see ``STAGES``).
     """
@@ -211,6 +224,11 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     if rows is not None:
         components = [p for p in components if rows.per_component[p] > 0]
     writer = _HostWriter(xp, sink, dtype)
+    paths = None
+    if pred_sink is not None:
+        if method != "frontier":
+            raise ConfigError(f"predecessors: the {method} method carries no predecessors; use the frontier method")
+        paths = _Predecessors(xp, pred_sink, (indptr, indices, weights))
     if method == "boundary-graph":
         if closed is None:  # one process with everything: close every component here
             everything = [p for p in range(partition.k) if partition.sizes[p] > 0]
@@ -246,27 +264,35 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         if xp is not np:
             xp.get_default_memory_pool().free_all_blocks()
         return timer.seconds
-    for group in _sssp_groups(partition, components, graph.n, dtype.itemsize, xp):
+    row_bytes = dtype.itemsize + (_Predecessors.ROW_BYTES if paths is not None else 0)
+    for group in _sssp_groups(partition, components, graph.n, row_bytes, xp):
         sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
         timer.component = group[0] if len(group) == 1 else tuple(group)  # one SSSP batch for several components
         with timer("sssp"):
             all_rows = boundary_sssp(indptr, indices, weights, xp.asarray(sources), dtype=dtype,
                                      unit_weights=graph.unit_weights)
+            if paths is not None:
+                paths.boundary(sources, all_rows)
         first = 0
         for p in group:
             vertices, nb = partition.component(p)
             rows_b = all_rows[first : first + nb]
+            if paths is not None:
+                paths.select(first, first + nb)
             first += nb
             timer.component = p
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
                              dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                             on_block=on_block)
+                             on_block=on_block, paths=paths)
                 continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
-                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block)
+                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
+                       paths=paths)
         del all_rows
     writer.close(timer)
+    if paths is not None:
+        paths.close(timer)
     if xp is not np:
         xp.get_default_memory_pool().free_all_blocks()
     return timer.seconds
@@ -304,12 +330,13 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None):
+               on_block=None, closed=None, paths=None):
     """Stages 2-6 of one component, its boundary rows already computed.
 
     With ``closed`` (the component closed over its own arcs, boundary-graph
     method) the build and Floyd-Warshall are skipped and the assembly keeps
     the shorter of the paths inside the component and those through its boundary.
+    With ``paths`` (:class:`_Predecessors`) every stage carries the predecessors too.
     """
     indptr, indices, weights = csr
     n, c = graph.n, vertices_host.size
@@ -317,26 +344,42 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     if closed is None:
         with timer("build"):
             matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
+            if paths is not None:
+                paths.build(vertices, nb)
         with timer("floyd_warshall"):
-            blocked_floyd_warshall(matrix, tile=tile)
+            if paths is None:
+                blocked_floyd_warshall(matrix, tile=tile)
+            else:
+                paths.close_matrix(matrix)
     else:
         matrix = closed
     with timer("extract"):
         inner = extract_inner_to_boundary(matrix, nb)
-    width = _column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p)
+        if paths is not None:
+            paths.extract(nb)
+    extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
+    width = _column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
     for start in range(0, n, width):
         cols = min(width, n - start)
         block = xp.empty((c, cols), dtype=dtype)
+        block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
         with timer("min_plus"):
-            min_plus(inner, rows_b[:, start : start + cols], out=block[nb:])
+            if paths is None:
+                min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
+            else:
+                paths.min_plus(inner, rows_b, start, cols, block[nb:], block_p[nb:])
         with timer("assemble"):
             assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start, minimum=closed is not None)
+            if paths is not None:
+                assemble_predecessors(block_p, paths.rows_p, paths.matrix_p, vertices, nb, column_start=start)
         if on_block is not None:  # device-side consumers (--stats), before any copy
             with timer("stats"):
                 on_block(vertices_host, start, block)
         if sink.needs_host:
             writer.put(vertices_host, start, block, timer)
-        del block
+        if paths is not None:
+            paths.writer.put(vertices_host, start, block_p, timer)
+        del block, block_p
 
 
 def _block_emitter(on_block, sink, writer, timer):
@@ -353,14 +396,62 @@ def _block_emitter(on_block, sink, writer, timer):
 
 
 def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
-                 writer, on_block):
+                 writer, on_block, paths=None):
     """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
     local = rows.local(vertices_host)
-    width = _column_width(vertices_host.size, nb, graph.n, dtype.itemsize, xp, block_bytes, component=p)
+    extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
+    width = _column_width(vertices_host.size, nb, graph.n, dtype.itemsize + extra, xp, block_bytes, component=p)
 
     emit = _block_emitter(on_block, sink, writer, timer)
     component_rows(csr, vertices_host, nb, rows_b, local, n=graph.n, xp=xp, dtype=dtype, tile=tile, width=width,
-                   timer=timer, emit=emit)
+                   timer=timer, emit=emit, paths=paths)
+
+
+class _Predecessors:
+    """``--predecessors``: what the stages carry beside the distances (:mod:`fastapsp.stages.predecessors`).
+
+    Holds the arcs and predecessors of the current SSSP batch's boundary rows
+    and of the current component's matrix, and the writer of the int32
+    predecessor blocks (to their own sink, through pinned buffers like the distances).
+    """
+
+    ROW_BYTES = 8  # int32 arcs and predecessors beside each boundary distance
+    BLOCK_BYTES = 4  # int32 predecessors beside each distance of a row block
+
+    def __init__(self, xp, sink, csr) -> None:
+        self.xp, self.sink, self.csr = xp, sink, csr
+        self.writer = _HostWriter(xp, sink, np.int32)
+        self.all_h = self.all_p = self.rows_h = self.rows_p = None
+        self.matrix_h = self.matrix_p = self.inner_h = self.inner_p = None
+
+    def boundary(self, sources, all_rows) -> None:
+        """Arcs and predecessors of a batch of boundary rows (breadth-first over their tight arcs)."""
+        self.all_h, self.all_p = boundary_predecessors(*self.csr, self.xp.asarray(sources), all_rows)
+
+    def select(self, first: int, last: int) -> None:
+        """The rows of one component within the batch."""
+        self.rows_h, self.rows_p = self.all_h[first:last], self.all_p[first:last]
+
+    def build(self, vertices, nb: int) -> None:
+        self.matrix_h, self.matrix_p = component_predecessors(*self.csr, vertices, nb, self.rows_h, self.rows_p)
+
+    def close_matrix(self, matrix) -> None:
+        floyd_warshall_predecessors(matrix, self.matrix_h, self.matrix_p)
+
+    def extract(self, nb: int) -> None:
+        self.inner_h = extract_inner_to_boundary(self.matrix_h, nb)
+        self.inner_p = extract_inner_to_boundary(self.matrix_p, nb)
+
+    def min_plus(self, inner, rows_b, start: int, cols: int, out, out_pred, *, keep=None) -> None:
+        """Interior rows (``keep``: some of them) through the boundary rows' columns ``start .. start + cols``."""
+        inner_h, inner_p = (self.inner_h, self.inner_p) if keep is None else (self.inner_h[keep], self.inner_p[keep])
+        span = slice(start, start + cols)
+        min_plus_predecessors(inner, inner_h, inner_p, rows_b[:, span], self.rows_h[:, span], self.rows_p[:, span],
+                              out=out, out_pred=out_pred)
+
+    def close(self, timer) -> None:
+        self.writer.close(timer)
+        self.all_h = self.all_p = self.rows_h = self.rows_p = None
 
 
 class _HostWriter:
@@ -426,9 +517,9 @@ class _HostWriter:
             self.thread.shutdown()
 
 
-def _sssp_groups(partition, components, n: int, itemsize: int, xp) -> list[list[int]]:
-    """Consecutive runs of components whose boundary rows together fit a quarter of the free memory."""
-    budget = max(1, _available_bytes(xp) // 4)
+def _sssp_groups(partition, components, n: int, itemsize: int, xp, *, budget: int | None = None) -> list[list[int]]:
+    """Consecutive runs of components whose boundary rows together fit a quarter of the free memory (or ``budget``)."""
+    budget = max(1, _available_bytes(xp) // 4) if budget is None else budget
     groups: list[list[int]] = []
     used = budget + 1
     for p in components:
@@ -439,6 +530,21 @@ def _sssp_groups(partition, components, n: int, itemsize: int, xp) -> list[list[
         groups[-1].append(p)
         used += need
     return groups
+
+
+def _choose_k_everywhere(graph, backend: str, dtype, *, comm) -> dict:
+    """Rank 0 picks the default k with the cost model (:func:`fastapsp.cost.auto_k`); every rank hears it."""
+
+    def on_rank0():
+        memory = None
+        if backend == "cupy":
+            import cupy
+
+            memory = 0.8 * cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["totalGlobalMem"]
+        return auto_k(graph, backend=backend, dtype=dtype, memory_bytes=memory)
+
+    choice = run_phase(comm, "choosing k", on_rank0 if comm.rank == 0 else (lambda: None))
+    return choice if comm.size == 1 else comm.bcast(choice)
 
 
 def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm, log=None):
@@ -483,12 +589,14 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     """
     start = time.perf_counter()
     opts.check()
+    start_gpu_warmup(opts.backend, comm.size)  # CUDA starts while the graph is read (fastapsp/backend.py)
     seconds = {}
     t = time.perf_counter()
     graph = run_phase(comm, "reading the graph", read_graph, opts.graph, format=opts.format,
                       undirected=opts.undirected)
     seconds["read"] = time.perf_counter() - t
     precision = choose_dtype(graph, "float32" if opts.dtype in SMALL_DTYPES else opts.dtype)
+    backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
     k = default_k(graph.n) if opts.k is None else opts.k
     if k > max(1, graph.n):
         raise ConfigError(f"k: {k} is larger than the {graph.n} vertices of {graph.name}")
@@ -497,6 +605,17 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         sources = run_phase(comm, "reading the sources", parse_sources, opts.sources, graph.n)
         method = "sssp" if opts.sources_method == "sssp" or (opts.sources_method == "auto" and sources.size <= k) \
             else None
+    if opts.k is not None:
+        k_choice = {"k": k, "rule": "given"}
+    elif method == "sssp":
+        k_choice = {"rule": "none needed (source rows by SSSP)"}
+    elif opts.partition_file and os.path.exists(opts.partition_file):
+        k_choice = {"rule": "from the partition file"}
+    else:
+        t = time.perf_counter()
+        k_choice = _choose_k_everywhere(graph, backend, precision.dtype, comm=comm)
+        k = k_choice["k"]
+        seconds["choose_k"] = time.perf_counter() - t
     t = time.perf_counter()
     partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm, log=log)
     seconds["partition"] = time.perf_counter() - t
@@ -504,7 +623,6 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     if sources is not None and method is None:
         method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method)
 
-    backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
     device = "cpu"
     if backend == "cupy":
         device_id = select_device(comm)
@@ -523,6 +641,11 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                              unit_weights=graph.unit_weights, backend=backend, dtype=compute_dtype,
                              dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
         sssp_method = choose_sssp_method(prediction) if opts.sssp_method == "auto" else opts.sssp_method
+        if opts.predecessors and sssp_method == "boundary-graph":
+            if log is not None and opts.sssp_method == "boundary-graph":
+                log("note: --predecessors takes the boundary rows from the frontier SSSP (the boundary-graph "
+                    "method carries no predecessors)")
+            sssp_method = "frontier"
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
         compute_dtype = "float32"
@@ -531,16 +654,33 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     if opts.dry_run:  # sizes and estimates only (fastapsp/sizing.py)
         report = _report(graph, partition, opts, backend, device, {"total": time.perf_counter() - start}, comm.size)
         report["output_bytes"] = output_bytes(out_rows, graph.n, out_dtype)
+        if opts.predecessors:
+            report["predecessors_bytes"] = output_bytes(out_rows, graph.n, np.int32)
         report["dry_run"] = _dry_run_ranks(graph, partition, plan if partition is not None else None, sources,
-                                           compute_dtype, backend, opts, block_bytes, comm.size)
+                                           compute_dtype, backend, opts, block_bytes, comm.size,
+                                           method=sssp_method or "frontier")
+        report["sssp_method"] = sssp_method
         return report, None
-    run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, out_dtype)
+    run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, out_dtype,
+              extra=output_bytes(out_rows, graph.n, np.int32) if opts.predecessors else 0)
     sink = base_sink = make_sink(opts.output, graph.n, out_dtype, comm=comm,
                                  rows=None if sources is None else sources.size)
+    pred_sink = pred_base = None
+    if opts.predecessors:  # int32 beside the output (fastapsp/stages/predecessors.py)
+        pred_sink = pred_base = make_sink(predecessors_path(opts.output), graph.n, np.int32, comm=comm,
+                                          rows=None if sources is None else sources.size)
     if opts.dtype in SMALL_DTYPES:
         sink = SmallIntSink(sink, opts.dtype)
     if sources is not None:
         sink = RowSubsetSink(sink, _positions(sources, graph.n))
+        if pred_sink is not None:
+            pred_sink = RowSubsetSink(pred_sink, _positions(sources, graph.n))
+
+    def cleanup():  # this rank alone, before it ends the job
+        base_sink.discard()
+        if pred_base is not None:
+            pred_base.discard()
+
     accumulator = StatsAccumulator.for_graph(graph, backend) if opts.stats else None
     sampler = None
     if opts.verify:
@@ -555,7 +695,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
             stage_seconds = run_or_abort(comm, "computing the source rows", run_sssp_rows, graph,
                                          sources[comm.rank :: comm.size], backend=backend, sink=sink,
                                          dtype=compute_dtype, block_bytes=block_bytes, on_block=on_block,
-                                         cleanup=base_sink.discard)
+                                         pred_sink=pred_sink, cleanup=cleanup)
         else:
             extra, timer = {}, None
             if sssp_method == "boundary-graph":
@@ -567,8 +707,8 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
             stage_seconds = run_or_abort(comm, "computing the components", run_components, graph, partition,
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
-                                         method=sssp_method, seed=opts.seed, timer=timer, cleanup=base_sink.discard,
-                                         **extra)
+                                         method=sssp_method, seed=opts.seed, timer=timer, cleanup=cleanup,
+                                         pred_sink=pred_sink, **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
         if partition is not None:
@@ -577,23 +717,28 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         if sources is not None and sink.path:
             run_phase(comm, "saving the source ids",
                       (lambda: np.save(ids_path(sink.path), sources)) if comm.rank == 0 else (lambda: None))
-        if opts.predecessors:
-            run_phase(comm, "deriving the predecessors",
-                      (lambda: write_predecessors(graph, sink.path, sources)) if comm.rank == 0 else (lambda: None))
+        if pred_base is not None:
+            pred_base.metadata = dict(getattr(base_sink, "metadata", {}), content="predecessors",
+                                      no_predecessor=NO_PREDECESSOR)
+            pred_sink.commit()
     except BaseException:
         sink.abort()
+        if pred_sink is not None:
+            pred_sink.abort()
         raise
     finally:
         if progress is not None:
             progress.close()
     seconds.update(stage_seconds)
+    stats = None
     if accumulator is not None:
-        finish_stats(accumulator, opts.stats, comm=comm)
+        stats = finish_stats(accumulator, opts.stats, comm=comm)
     seconds["total"] = time.perf_counter() - start
     seconds = max_over_ranks(comm, seconds)
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
     report["sssp_method"] = sssp_method
     report["sssp_method_asked"] = opts.sssp_method
+    report["k_choice"] = k_choice
     if prediction is not None:
         report["predicted_seconds"] = {name: {key: round(value, 6) for key, value in stages.items()}
                                        for name, stages in prediction.items()}
@@ -601,6 +746,9 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     report.update(verified)
     if sources is not None:
         report.update(sources=int(sources.size), sources_method=method)
+    if stats is not None:  # the scalars (the histogram and per-vertex arrays are in PREFIX.json / .npz)
+        report["stats"] = {key: value for key, value in stats.to_json_dict().items()
+                           if key not in ("histogram", "per_vertex")}
     return report, sink
 
 
@@ -625,11 +773,16 @@ def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, clea
     return {"closed": closed, "boundary_blocks": blocks}, timer
 
 
-def _dry_run_ranks(graph, partition, plan, sources, dtype, backend, opts, block_bytes, ranks) -> list:
+def _dry_run_ranks(graph, partition, plan, sources, dtype, backend, opts, block_bytes, ranks,
+                   method="frontier") -> list:
     """``--dry-run``: per rank memory and time (see :func:`fastapsp.sizing.dry_run`)."""
     if plan is not None:
+        xp = np if backend != "cupy" else __import__("cupy")
+        wanted = None if sources is None else SourceRows(partition, sources).per_component
         return dry_run(graph, partition, plan, dtype=dtype, backend=backend, output=str(opts.output),
-                       rows=graph.n if sources is None else sources.size, block_bytes=block_bytes)
+                       rows=graph.n if sources is None else sources.size, block_bytes=block_bytes, method=method,
+                       available=_available_bytes(xp), stats=bool(opts.stats), predecessors=bool(opts.predecessors),
+                       wanted=wanted)
     per_rank = [sources[r::ranks].size for r in range(ranks)]  # --sources by SSSP: one batch of rows at a time
     itemsize = np.dtype(dtype).itemsize
     return [{"rank": r, "rows": rows, "device_peak_bytes": min(rows, 4096) * graph.n * itemsize,

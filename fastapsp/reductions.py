@@ -91,7 +91,8 @@ class StatsAccumulator:
     (3, [0.3333333333333333, 0.3333333333333333])
     """
 
-    def __init__(self, n: int, *, xp=np, integer: bool, directed: bool, bin_width: float = 1.0) -> None:
+    def __init__(self, n: int, *, xp=np, integer: bool, directed: bool, bin_width: float = 1.0,
+                 max_distance: float | None = None) -> None:
         if n < 0:
             raise ValueError(f"n: {n} is negative")
         if not bin_width > 0:
@@ -111,6 +112,8 @@ class StatsAccumulator:
         self.hist = xp.zeros(self.bins, dtype=np.int64)
         # Host bookkeeping of the diagonal (d(v, v) = 0 is in some block of row v): removed at the end.
         self.diagonal = np.zeros(n, dtype=np.int64)
+        self.max_distance = max_distance
+        self._gpu = None  # the fused kernel's state (fastapsp/reductions_gpu.py), made at the first CuPy block
 
     @classmethod
     def for_graph(cls, graph, backend: str = "numpy") -> "StatsAccumulator":
@@ -120,8 +123,10 @@ class StatsAccumulator:
         else:
             xp = np
         integer = graph_weights_are_integers(graph)
+        from .precision import distance_bound
+
         return cls(graph.n, xp=xp, integer=integer, directed=graph.directed,
-                   bin_width=_initial_bin_width(graph, integer))
+                   bin_width=_initial_bin_width(graph, integer), max_distance=distance_bound(graph))
 
     @property
     def bin_width(self) -> float:
@@ -154,6 +159,16 @@ class StatsAccumulator:
             return
         inside = (rows_host >= column_start) & (rows_host < column_start + w)
         self.diagonal[rows_host[inside]] += 1
+        if xp is not np:
+            from .reductions_gpu import GpuStats, kernel_supports
+
+            if kernel_supports(self, block):  # one fused kernel, no wait for the GPU
+                if self._gpu is None:
+                    self._gpu = GpuStats(self, self.max_distance)
+                self._gpu.update(rows, rows_host, column_start, block)
+                return
+            if self._gpu is not None:  # the kernels add to the same arrays: after them
+                self._gpu.after_kernels()
         rows_dev = xp.asarray(rows_host)
         step = max(1, _CHUNK_ELEMENTS // w)
         for a0 in range(0, r, step):
@@ -200,6 +215,9 @@ class StatsAccumulator:
         from .comm import SerialComm, run_phase
 
         comm = SerialComm() if comm is None else comm
+        if self._gpu is not None:  # the fused kernel's histogram levels, merged at the width reached
+            reached = run_phase(comm, "collecting the statistics", self._gpu.level_reached)
+            self._merge_gpu_histogram(max(self.level, reached))
         level = max(comm.allgather(self.level))
         # Local work (device to host) first, in one phase, so a failure cannot strand a rank in a collective.
         parts = run_phase(comm, "collecting the statistics", self._host_parts, level)
@@ -213,6 +231,13 @@ class StatsAccumulator:
             hist[0] -= int(diagonal.sum())
         return _compute(self.n, self.integer, self.directed, self.bin_width, row_sum, col_sum, row_reach,
                         col_reach, row_harm, col_harm, row_max, hist)
+
+    def _merge_gpu_histogram(self, level: int) -> None:
+        """Fold the kernel's counts into ``hist`` (blocks the generic path reduced are there already)."""
+        while self.level < level:
+            self._double_width()
+        self.hist = self.hist + self._gpu.collapse(level)
+        self._gpu = None
 
     def _host_parts(self, level: int) -> list:
         while self.level < level:

@@ -96,9 +96,9 @@ class MemorySink(NullSink):
     """Keeps the rows of this rank in one host array of shape (n, n) (``(rows, n)`` when given).
 
     With one rank this is the whole answer; with no file there is nothing to
-    commit or drop (the methods of :class:`NullSink`).  The array is not initialised (an
-    n x n fill would cost as much as the copy itself); ``rows_written`` tells
-    which rows this rank has filled.
+    commit or drop (the methods of :class:`NullSink`).  The array is not
+    initialised (an n x n fill would cost as much as the copy itself);
+    ``rows_written`` tells which rows this rank has filled.
     """
 
     needs_host = True

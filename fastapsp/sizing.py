@@ -11,6 +11,19 @@ graph of n vertices, distances of s bytes (the arrays the stages allocate):
   unless memory or ``--block-mb`` caps it); the host copy takes two pinned
   buffers of that size on the host.
 
+:func:`dry_run` adds what a run holds besides (:func:`stage_memory` is one
+component alone): the graph's CSR on the device; with the frontier method the
+boundary rows of a whole SSSP batch (the components whose rows fit a quarter of
+the memory available, as :func:`fastapsp.pipeline._sssp_groups` forms them),
+alive while each of its components is computed, and the SSSP's own buffers;
+with the boundary-graph method the local closures that are kept, the boundary
+graph's levels and a component's rows made twice (product, then reordered);
+a second row block while the previous one is still copied to the host or
+reduced by ``--stats`` on its own stream; the ``--stats`` accumulators; the
+int32 arcs and predecessors of ``--predecessors``.  Where the run picks a size
+from the free memory (batches, column chunks), the estimate uses the memory
+available when it is made.
+
 The time estimate is the schedule's cost model (``fastapsp/schedule.py``)
 divided by a fixed rate per backend: a rough guide, not a measurement.
 """
@@ -28,6 +41,10 @@ __all__ = ["stage_memory", "dry_run", "check_output_fits", "output_bytes", "RATE
 
 # Cost-model units per second, from the order of magnitude of past runs: a guide only.
 RATE = {"numpy": 2.0e8, "cupy": 2.0e10}
+_SSSP_BATCH = 1024  # sources per pass of the GPU SSSP (stages/_cuda.py)
+_STATS_TILE = 2048  # columns per block of the --stats kernel (reductions_gpu.py)
+STAGES = ("csr", "sssp", "local_fw", "boundary_graph", "boundary_rows", "build", "floyd_warshall", "extract",
+          "min_plus", "assemble")
 
 
 def output_bytes(rows: int, n: int, dtype) -> int:
@@ -53,35 +70,149 @@ def stage_memory(c: int, b: int, n: int, itemsize: int, width: int | None = None
     }
 
 
-def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: int, block_bytes=None) -> list[dict]:
-    """Per rank: peak device memory per stage, host memory, output size and estimated seconds."""
+def _groups(partition, components, n: int, row_bytes: int, budget: int) -> list[list[int]]:
+    """The SSSP batches of :func:`fastapsp.pipeline._sssp_groups` for a memory budget."""
+    from .pipeline import _sssp_groups
+
+    return _sssp_groups(partition, components, n, row_bytes, None, budget=budget)
+
+
+def _width(c: int, nb: int, n: int, itemsize: int, available: int, block_bytes) -> int:
+    """Columns per row block, as :func:`fastapsp.pipeline._column_width` picks them."""
+    if block_bytes is not None:
+        return int(max(1, min(n, block_bytes // max(1, c * itemsize))))
+    fixed = (nb * n + c * c + (c - nb) * nb) * itemsize
+    return int(max(min(n, 32), min(n, (available - fixed) // max(1, c * itemsize * 2))))
+
+
+def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool) -> int:
+    """The GPU SSSP's own arrays for one pass: distances (n x 32 words), flags, stamps and queues."""
+    batch = min(_SSSP_BATCH, max(1, sources))
+    words = -(-batch // 32)
+    return n * 32 * words * itemsize + (3 if unit else 2) * n * words * 4 + n * 4 + 2 * n * 4 + 12
+
+
+def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: int, block_bytes=None,
+            method: str = "frontier", available: int | None = None, stats: bool = False,
+            predecessors: bool = False, wanted=None) -> list[dict]:
+    """Per rank: peak device memory per stage, host memory, output size and estimated seconds.
+
+    Parameters
+    ----------
+    method : {"frontier", "boundary-graph"}
+        Where the boundary rows come from.
+    available : int, optional
+        Memory a run may use (``fastapsp.pipeline._available_bytes``); batches
+        and column chunks are sized from it.  Unbounded when omitted.
+    stats, predecessors : bool
+        ``--stats`` and ``--predecessors``.
+    wanted : ndarray of int, optional
+        ``--sources``: wanted rows per component (only those components work).
+    """
     from .schedule import component_costs
+    from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
 
     itemsize = np.dtype(dtype).itemsize
     n = graph.n
+    unit = bool(graph.unit_weights)
+    available = (1 << 62) if available is None else int(available)
     costs = component_costs(partition, n, graph.m)
     out_bytes = output_bytes(rows, n, dtype)
+    gpu = backend == "cupy"
+    csr = (graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes) if gpu else 0
+    row_bytes = itemsize + (8 if predecessors else 0)  # int32 arcs and predecessors beside the boundary rows
+    square = itemsize + (8 if predecessors else 0)  # the same beside the component matrix
+    block_item = itemsize + (4 if predecessors else 0)  # int32 predecessors beside the row block
+    # A second block: the previous one is copied to the host, or reduced by --stats on its own stream.
+    blocks = 2 if gpu and (output != "none" or stats) else 1
+    if stats and gpu:
+        extra = 9 * n * 8 + 65536 * 48 * 8  # per-vertex accumulators and the histogram's levels
+    else:
+        extra = 0
+    sizes = partition.sizes.astype(np.int64)
+    nbs = partition.boundary_per_part.astype(np.int64)
     ranks = []
     for rank, components in enumerate(plan):
-        peak = dict.fromkeys(("sssp", "build", "floyd_warshall", "extract", "min_plus", "assemble", "host_copy"), 0)
-        for p in components:
-            c, b = int(partition.sizes[p]), int(partition.boundary_per_part[p])
-            width = None if block_bytes is None else max(1, block_bytes // max(1, c * itemsize))
-            for stage, value in stage_memory(c, b, n, itemsize, width).items():
-                peak[stage] = max(peak[stage], value)
-        device = {k: v for k, v in peak.items() if k != "host_copy"}
-        host = (peak["host_copy"] if output != "none" and backend == "cupy" else 0)
+        peak = dict.fromkeys(STAGES, 0)
+        peak["csr"] = csr
+        base = csr + extra
+        if method == "boundary-graph":
+            base = _boundary_graph_memory(partition, components, n, itemsize, available, DENSE_LIMIT[backend],
+                                          SUPER_SIZE[backend], peak, base)
+            groups = [[p] for p in components]
+        else:
+            groups = _groups(partition, components, n, row_bytes, max(1, available // 4))
+        for group in groups:
+            group_rows = int(sum(nbs[p] for p in group))
+            rows_bytes = group_rows * n * row_bytes
+            if method == "frontier":
+                peak["sssp"] = max(peak["sssp"], base + rows_bytes + (_sssp_buffers(n, group_rows, itemsize, unit)
+                                                                      if gpu else 0))
+            for p in group:
+                c, nb = int(sizes[p]), int(nbs[p])
+                r = c if wanted is None else int(wanted[p])
+                if method == "boundary-graph":
+                    # the rows (nb x n) are made by the grouped product and then reordered: twice at once
+                    held = base + 2 * nb * n * itemsize
+                    peak["boundary_rows"] = max(peak["boundary_rows"], held)
+                    held -= nb * n * itemsize
+                else:
+                    held = base + rows_bytes
+                    held += c * c * square
+                    peak["build"] = max(peak["build"], held)
+                    peak["floyd_warshall"] = max(peak["floyd_warshall"], held)
+                held += (c - nb) * nb * square
+                peak["extract"] = max(peak["extract"], held)
+                # the run sizes its blocks from what is free then: the batch's rows are taken
+                width = _width(c, nb, n, block_item, max(0, available - int(0.85 * (csr + rows_bytes))),
+                               block_bytes)
+                held += blocks * r * width * block_item + (r * -(-width // _STATS_TILE) * 24 if stats else 0)
+                peak["min_plus"] = max(peak["min_plus"], held)
+                peak["assemble"] = max(peak["assemble"], held)
+        device = {key: int(value) for key, value in peak.items()}
+        # the host copy goes through two pinned buffers as large as the largest block
+        biggest = max((int(sizes[p]) if wanted is None else int(wanted[p]) for p in components), default=0)
+        width = n if block_bytes is None else max(1, block_bytes // max(1, biggest * itemsize))
+        host = 2 * biggest * min(n, width) * block_item if output != "none" and gpu else 0
         host += out_bytes if output == "memory" else 0
         ranks.append({
             "rank": rank,
             "components": len(components),
-            "rows": int(sum(int(partition.sizes[p]) for p in components)),
+            "rows": int(sum(int(sizes[p]) for p in components)),
+            "sssp_method": method,
             "device_bytes_per_stage": device,
             "device_peak_bytes": max(device.values()) if device else 0,
             "host_bytes": int(host),
             "estimated_seconds": float(sum(costs[p] for p in components) / RATE.get(backend, RATE["numpy"])),
         })
     return ranks
+
+
+def _boundary_graph_memory(partition, components, n, itemsize, available, dense_limit, super_size, peak,
+                           base) -> int:
+    """Fill the boundary-graph stages of ``peak``; return what stays held while components are computed."""
+    sizes = partition.sizes.astype(np.int64)
+    nbs = partition.boundary_per_part.astype(np.int64)
+    budget = available // 3  # closures kept while they take at most a third (pipeline.local_closures)
+    kept = 0
+    unkept_rows = 0
+    for p in components:
+        square = int(sizes[p]) ** 2 * itemsize
+        if square <= budget - kept:
+            kept += square
+        else:
+            unkept_rows += int(nbs[p] * sizes[p]) * itemsize
+    largest = int(sizes.max()) ** 2 * itemsize if sizes.size else 0
+    closures = kept + unkept_rows
+    peak["local_fw"] = base + closures + largest
+    boundary = int(nbs.sum())
+    level0 = int((nbs * sizes).sum()) * itemsize  # L_q[:nb_q] of every component, one copy in the levels
+    if boundary <= dense_limit:
+        upper = boundary * boundary * itemsize
+    else:  # super-groups of about super_size boundary vertices, closed densely, and a dense top
+        upper = 2 * boundary * super_size * itemsize + dense_limit * dense_limit * itemsize
+    peak["boundary_graph"] = base + closures + level0 + upper
+    return base + closures + level0 + upper
 
 
 def _host_available() -> int:
@@ -93,11 +224,12 @@ def _host_available() -> int:
         return -1
 
 
-def check_output_fits(output: str, rows: int, n: int, dtype) -> int:
+def check_output_fits(output: str, rows: int, n: int, dtype, *, extra: int = 0) -> int:
     """Refuse a run whose output cannot fit where it goes; returns its size in bytes.
 
     ``memory``: the rows must fit the available host memory.  A file: its size
-    must fit the free space of its folder.
+    must fit the free space of its folder, with ``extra`` bytes written beside
+    it (the ``--predecessors`` file).
 
     Raises
     ------
@@ -118,7 +250,9 @@ def check_output_fits(output: str, rows: int, n: int, dtype) -> int:
     have = shutil.disk_usage(folder).free
     if os.path.exists(output):
         have += os.path.getsize(output)  # it is replaced
-    if need + 128 > have:
-        raise ConfigError(f"output: {output} needs {need / 2**30:.2f} GiB for {rows} x {n} {np.dtype(dtype)}, "
-                          f"{folder} has {have / 2**30:.2f} GiB free; use --sources, --stats or a smaller --dtype")
+    if need + extra + 128 > have:
+        beside = f" and {extra / 2**30:.2f} GiB of predecessors" if extra else ""
+        raise ConfigError(f"output: {output} needs {need / 2**30:.2f} GiB for {rows} x {n} {np.dtype(dtype)}"
+                          f"{beside}, {folder} has {have / 2**30:.2f} GiB free; use --sources, --stats or a "
+                          "smaller --dtype")
     return need

@@ -187,57 +187,81 @@ def choose_method(partition, sources, n: int, m: int, method: str = "auto") -> s
     return "sssp" if direct <= pipeline else "pipeline"
 
 
-def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile, width, timer, emit) -> None:
+def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile, width, timer, emit,
+                   paths=None) -> None:
     """The wanted rows ``vertices_host[local]`` of one component, in column chunks of ``width``.
 
     Boundary rows are the boundary SSSP rows; for wanted interior rows the
     component matrix is built and closed, and the min-plus product runs on those
     rows only.  ``emit(vertex_ids, column_start, block)`` receives each chunk.
+    With ``paths`` (``--predecessors``, :class:`fastapsp.pipeline._Predecessors`)
+    the predecessors are carried along and their blocks go to ``paths.writer``.
     """
     indptr, indices, weights = csr
     local = np.asarray(local, dtype=np.int64)
     ids = vertices_host[local]
     boundary = local[local < nb]
     interior = local[local >= nb]
-    own = inner = None
+    own = inner = own_p = keep = None
     if interior.size:
         vertices = xp.asarray(vertices_host)
         with timer("build"):
             matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
+            if paths is not None:
+                paths.build(vertices, nb)
         with timer("floyd_warshall"):
-            blocked_floyd_warshall(matrix, tile=tile)
+            if paths is None:
+                blocked_floyd_warshall(matrix, tile=tile)
+            else:
+                paths.close_matrix(matrix)
         with timer("extract"):
             keep = xp.asarray(interior)
             inner = extract_inner_to_boundary(matrix, nb)[keep - nb]
             own = matrix[keep]  # exact distances inside the component
+            if paths is not None:
+                paths.extract(nb)
+                own_p = paths.matrix_p[keep]
             del matrix
     boundary_dev = xp.asarray(boundary)
     for start in range(0, n, width):
         cols = min(width, n - start)
         block = xp.empty((local.size, cols), dtype=dtype)
+        block_p = None if paths is None else xp.empty((local.size, cols), dtype=np.int32)
         with timer("assemble"):
             block[: boundary.size] = rows_b[boundary_dev, start : start + cols]
+            if paths is not None:
+                block_p[: boundary.size] = paths.rows_p[boundary_dev, start : start + cols]
         if interior.size:
             with timer("min_plus"):
-                min_plus(inner, rows_b[:, start : start + cols], out=block[boundary.size :])
+                if paths is None:
+                    min_plus(inner, rows_b[:, start : start + cols], out=block[boundary.size :])
+                else:
+                    paths.min_plus(inner, rows_b, start, cols, block[boundary.size :], block_p[boundary.size :],
+                                   keep=keep - nb)
             with timer("assemble"):
                 inside = np.flatnonzero((vertices_host >= start) & (vertices_host < start + cols))
                 if inside.size:
-                    block[boundary.size :, xp.asarray(vertices_host[inside] - start)] = own[:, xp.asarray(inside)]
+                    at = xp.asarray(vertices_host[inside] - start)
+                    block[boundary.size :, at] = own[:, xp.asarray(inside)]
+                    if paths is not None:
+                        block_p[boundary.size :, at] = own_p[:, xp.asarray(inside)]
         emit(ids, start, block)
-        del block
+        if paths is not None:
+            paths.writer.put(ids, start, block_p, timer)
+        del block, block_p
 
 
 def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.float32, on_block=None,
-                  block_bytes: int | None = None) -> dict:
+                  block_bytes: int | None = None, pred_sink=None) -> dict:
     """Rows of ``sources`` by single-source shortest paths (method ``sssp``), handed to ``sink``.
 
     Sources go in batches whose rows fit a quarter of the free memory (or
-    ``block_bytes``).  Returns the seconds per stage, as
-    :func:`fastapsp.pipeline.run_components`.
+    ``block_bytes``).  ``pred_sink``, when given, receives their predecessors
+    (:func:`fastapsp.stages.predecessors.boundary_predecessors`).  Returns the
+    seconds per stage, as :func:`fastapsp.pipeline.run_components`.
     """
     from .backend import device_csr
-    from .pipeline import StageTimer, _available_bytes, _block_emitter, _HostWriter
+    from .pipeline import StageTimer, _available_bytes, _block_emitter, _HostWriter, _Predecessors
 
     if backend == "cupy":
         import cupy as xp
@@ -246,23 +270,31 @@ def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.floa
     dtype = np.dtype(dtype)
     timer = StageTimer(xp)
     writer = _HostWriter(xp, sink, dtype)
+    csr = device_csr(graph, xp)
+    paths = None if pred_sink is None else _Predecessors(xp, pred_sink, csr)
+    row_bytes = dtype.itemsize + (0 if paths is None else _Predecessors.ROW_BYTES)
     budget = block_bytes if block_bytes is not None else _available_bytes(xp) // 4
-    batch = int(max(1, min(4096, budget // max(1, graph.n * dtype.itemsize))))
+    batch = int(max(1, min(4096, budget // max(1, graph.n * row_bytes))))
 
     emit = _block_emitter(on_block, sink, writer, timer)
-    sssp_rows(graph, device_csr(graph, xp), np.asarray(sources), xp=xp, dtype=dtype, batch=batch, timer=timer,
-              emit=emit)
+    sssp_rows(graph, csr, np.asarray(sources), xp=xp, dtype=dtype, batch=batch, timer=timer, emit=emit, paths=paths)
     writer.close(timer)
+    if paths is not None:
+        paths.close(timer)
     return timer.seconds
 
 
-def sssp_rows(graph, csr, sources, *, xp, dtype, batch: int, timer, emit) -> None:
-    """Rows of ``sources`` by single-source shortest paths, ``batch`` sources at a time."""
+def sssp_rows(graph, csr, sources, *, xp, dtype, batch: int, timer, emit, paths=None) -> None:
+    """Rows of ``sources`` by single-source shortest paths, ``batch`` sources at a time (and their predecessors)."""
     indptr, indices, weights = csr
     for first in range(0, len(sources), batch):
         ids = np.asarray(sources[first : first + batch], dtype=np.int64)
         with timer("sssp"):
             rows = boundary_sssp(indptr, indices, weights, xp.asarray(ids), dtype=dtype,
                                  unit_weights=graph.unit_weights)
+            if paths is not None:
+                paths.boundary(ids, rows)
         emit(ids, 0, rows)
+        if paths is not None:
+            paths.writer.put(ids, 0, paths.all_p, timer)
         del rows

@@ -46,7 +46,7 @@ import time
 import warnings
 
 __all__ = ["PERIOD", "GRACE", "JobStatus", "supervise", "note_phase", "note_stage", "end_job", "failed_peer", "place",
-           "describe"]
+           "describe", "tell"]
 
 PERIOD = 0.5  # seconds between two looks of a watchdog at the ranks beside it
 GRACE = 2.0  # seconds a supervisor leaves the watchdogs beside it to end the job before it exits
@@ -156,18 +156,46 @@ def _report_death(signum: int, worker: int, record: dict | None, status_file: st
     message = (f"fastapsp: error: rank {rank} of {size} (pid {worker} on {socket.gethostname()}) was killed by "
                f"{name} {where}{hint}")
     if record is None:
-        print(message, file=sys.stderr, flush=True)
+        tell(message)
         return
     for path in record.get("temporaries", ()):
         _remove(path)
     folder = os.path.dirname(status_file)
     _write_record(status_file, dict(record, state="killed"))  # the watchdogs beside it end the job quietly
-    print(message, file=sys.stderr, flush=True)
+    tell(message)
     deadline = time.monotonic() + GRACE
     while time.monotonic() < deadline and any(_alive(r.get("pid")) for r in _records(folder, record["host"])
                                               if r.get("rank") != rank):
         time.sleep(0.1)
     _remove_folder(folder)
+
+
+def tell(line: str) -> None:
+    """Print ``line`` on standard error and wait (at most 2 s) until the reader of the pipe has taken it.
+
+    Said just before the job is ended: a launcher that hears of an abort or
+    a dead rank may stop forwarding output at once, and a line still in the
+    pipe would be lost.
+    """
+    print(line, file=sys.stderr, flush=True)
+    try:
+        import array
+        import fcntl
+        import stat
+        import termios
+
+        fd = sys.stderr.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+        unread = array.array("i", [0])
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            fcntl.ioctl(fd, termios.FIONREAD, unread)
+            if unread[0] == 0:
+                return
+            time.sleep(0.005)
+    except (OSError, ValueError, AttributeError, ImportError):  # not a pipe we can ask, or no such ioctl
+        return
 
 
 def place(component, stage: str | None) -> str:
@@ -309,7 +337,7 @@ class JobStatus:
             remove_temporary_files()
             end_job()
             if speak:
-                print(f"fastapsp: error: {message}", file=sys.stderr, flush=True)
+                tell(f"fastapsp: error: {message}")
             self.comm.Abort(1)
             os._exit(1)  # MPI_Abort may return before the launcher ends this process
 

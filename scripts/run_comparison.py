@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Run the partitioner comparison: make the generated graphs it needs, then ``benchmarks/compare.py``.
+"""Run the partitioner comparison: make or copy the graphs it needs, then ``benchmarks/compare.py``.
 
-The experiment files name generated graphs by path (``benchmarks/data/delaunay16r.mtx``);
-this runner writes any that are missing with the generators in ``scripts/`` and then
+The experiment files name their graphs by path under ``benchmarks/data/`` (ignored by git);
+this runner writes any that are missing with the generators in ``scripts/``, copies the
+downloaded ones from a ``shared/data`` folder (beside or inside the checkout), and then
 hands every other argument to ``benchmarks/compare.py``, which is resumable::
 
     python scripts/run_comparison.py                                   # the thesis experiment
@@ -13,6 +14,7 @@ hands every other argument to ``benchmarks/compare.py``, which is resumable::
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,16 +28,22 @@ GENERATED = {
     ".data/del20-unit.mtx.gz": ["scripts/make_delaunay.py", "--scale", "20", "--seed", "1"],
     ".data/del20-euclid.mtx.gz": ["scripts/make_delaunay.py", "--scale", "20", "--seed", "1",
                                   "--weights", "euclidean"],
+    "benchmarks/data/del20-unit.mtx.gz": ["scripts/make_delaunay.py", "--scale", "20", "--seed", "1"],
+    "benchmarks/data/del20-euclid.mtx.gz": ["scripts/make_delaunay.py", "--scale", "20", "--seed", "1",
+                                            "--weights", "euclidean"],
 }
+# Downloaded instances: path as the experiment files write it -> file name in shared/data.
+COPIED = {f"benchmarks/data/{name}": name for name in ("roadNY.mtx.gz", "roadFLA.mtx.gz", "delaunay_n17.mtx.gz")}
+SHARED = (REPO.parent / "shared" / "data", REPO / "shared" / "data")
 
 
-def needed_graphs(experiment: Path) -> list[str]:
-    """Graph paths of the experiment that a generator here can make."""
+def needed_graphs(experiment: Path, known=GENERATED) -> list[str]:
+    """Graph paths of the experiment that a generator here can make (or, with ``known=COPIED``, copy)."""
     import yaml
 
     spec = yaml.safe_load(experiment.read_text()) or {}
     paths = [g if isinstance(g, str) else g.get("path", "") for g in spec.get("graphs", [])]
-    return [p for p in paths if p in GENERATED]
+    return [p for p in paths if p in known]
 
 
 def main(argv=None) -> int:
@@ -52,6 +60,13 @@ def main(argv=None) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             print(f"run_comparison: generating {path}", file=sys.stderr)
             subprocess.run([sys.executable, *GENERATED[path], "-o", str(target)], cwd=REPO, check=True)
+    for path in needed_graphs(experiment, COPIED):
+        target = REPO / path
+        source = next((folder / COPIED[path] for folder in SHARED if (folder / COPIED[path]).is_file()), None)
+        if not target.exists() and source is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            print(f"run_comparison: copying {source} to {path}", file=sys.stderr)
+            shutil.copyfile(source, target)
     return subprocess.run([sys.executable, "benchmarks/compare.py", str(experiment), *rest], cwd=REPO).returncode
 
 

@@ -154,7 +154,7 @@ def test_rank_fault_ends_the_job_with_one_message(tmp_path, method, stage, mode)
     proc, seconds = run_failing_job(tmp_path, method, stage, mode, failing)
     assert_ended_cleanly(tmp_path, proc, seconds)
     lines = error_lines(proc.stderr)
-    assert len(lines) == 1, proc.stderr
+    assert len(lines) == 1, (proc.returncode, proc.stdout, proc.stderr)
     assert f"rank {failing} of 2" in lines[0] and f"stage {stage}" in lines[0], lines[0]
     assert bool(re.search(r"components? \d", lines[0])) == (stage not in fault_driver.SHARED_STAGES), lines[0]
     phase = "closing the components" if stage == "local_fw" else "computing the components"

@@ -1,64 +1,28 @@
 """Jet (fastapsp.partition.jet): its NumPy path in CI, the GPU partitioner where CuPy sees a device.
 
-Validity and balance are checked from the raw edge list with plain NumPy/Python.
+Validity and balance are checked from the raw edge list with plain NumPy/Python
+(tests/partition_cases.py).  The CUDA kernels of fastapsp/kernels/jet.cu are
+checked twice: their logic, written out as plain loops here, against the NumPy
+functions they replace (in CI), and the kernels themselves on a GPU.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
-from conftest import DATA, _cupy_usable, host
+from conftest import _cupy_usable, host
 from fastapsp.errors import BackendError
 from fastapsp.graph import Graph
 from fastapsp.partition import partition_graph
-from fastapsp.partition.jet import _contract, _Level, _match, jet_partition
+from fastapsp.partition.jet import (_afterburner, _connections, _contract, _heaviest_neighbour, _Level, _match,
+                                    _part_weights, jet_partition)
+from partition_cases import check_valid, edge_cut, grid_case, minnesota_case, random_case
 
 pytest.importorskip("pymetis")  # the coarsest graph is partitioned by METIS
 
 
-def edge_set(src, dst):
-    return {(min(u, v), max(u, v)) for u, v in zip(np.asarray(src).tolist(), np.asarray(dst).tolist()) if u != v}
-
-
-def grid(side):
-    idx = np.arange(side * side).reshape(side, side)
-    src = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel(), idx[:-1, :-1].ravel()])
-    dst = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel(), idx[1:, 1:].ravel()])
-    return Graph.from_edges(side * side, src, dst, directed=False, name="grid"), edge_set(src, dst)
-
-
-def road():
-    from fastapsp.io import read_graph
-
-    g = read_graph(DATA / "minnesota.mtx.gz")
-    src, dst, _ = g.arcs()
-    return g, edge_set(src, dst)
-
-
-def random_sparse():
-    rng = np.random.default_rng(5)
-    n = 500
-    src, dst = rng.integers(0, n, 1300), rng.integers(0, n, 1300)
-    return Graph.from_edges(n, src, dst, directed=False, name="random"), edge_set(src, dst)
-
-
-GRAPHS = {"grid": lambda: grid(40), "minnesota": road, "random": random_sparse}
-
-
-def check_valid(graph, labels, k, imbalance):
-    labels = np.asarray(labels)
-    assert labels.shape == (graph.n,)
-    assert np.issubdtype(labels.dtype, np.integer)
-    assert labels.min() >= 0 and labels.max() < k
-    sizes = np.bincount(labels, minlength=k)
-    assert sizes.max() <= math.ceil((1 + imbalance) * graph.n / k - 1e-9), (sizes.max(), graph.n, k)
-
-
-def cut(edges, labels):
-    return sum(labels[u] != labels[v] for u, v in edges)
+GRAPHS = {"grid": lambda: grid_case(40), "minnesota": minnesota_case, "random": lambda: random_case(5, 500, 1300)}
 
 
 # ------------------------------------------------------------------ NumPy path (CI)
@@ -73,7 +37,7 @@ def test_numpy_path_valid_and_balanced(name, k):
     assert labels.dtype == np.int32
     # A partition, not a labelling at random: within 1.5 times METIS's edge cut.
     metis = partition_graph(graph, k, "metis", seed=3).labels
-    assert cut(edges, labels) <= 1.5 * cut(edges, metis)
+    assert edge_cut(edges, labels) <= 1.5 * edge_cut(edges, metis)
 
 
 def test_numpy_path_deterministic_and_seeded():
@@ -121,6 +85,123 @@ def test_two_hop_matching_pairs_leaves_of_a_star():
     g = _Level(np, indptr, indices, np.ones(indices.size, np.int64), np.ones(n, np.int64))
     mate = _match(np, g, 2, seed=0, level=1)
     assert np.count_nonzero(mate >= 0) >= n - 2
+
+
+# ------------------------------------------------------------------ the kernels of jet.cu
+def weighted_level(seed):
+    """A level with random arc and vertex weights (ties likely: weights 1..3), random labels, k = 5."""
+    rng = np.random.default_rng(seed)
+    graph, _ = random_case(seed, 200, 600)
+    indptr, indices = graph.undirected_adjacency()
+    g = _Level(np, indptr, indices, rng.integers(1, 4, indices.size), rng.integers(1, 3, graph.n))
+    return g, rng.integers(0, 5, graph.n).astype(np.int32), rng
+
+
+def hash32(x, salt):
+    """The kernels' hash, with Python integers."""
+    mask = 0xFFFFFFFF
+    h = (x ^ salt) & mask
+    h ^= h >> 16
+    h = (h * 0x7FEB352D) & mask
+    h ^= h >> 15
+    h = (h * 0x846CA68B) & mask
+    return h ^ (h >> 16)
+
+
+def arcs_of(g, v):
+    return range(int(g.indptr[v]), int(g.indptr[v + 1]))
+
+
+def loop_heaviest_neighbour(g, allowed, salt):
+    """jet_heaviest_neighbour, one vertex at a time."""
+    best = []
+    for v in range(g.n):
+        pick = None
+        for a in arcs_of(g, v):
+            if allowed[a]:
+                key = (int(g.eweights[a]), hash32(int(g.indices[a]), salt))
+                if pick is None or key > pick[0]:
+                    pick = (key, int(g.indices[a]))
+        best.append(-1 if pick is None else pick[1])
+    return np.array(best)
+
+
+def loop_connections(g, labels, allowed_part):
+    """jet_connections, one vertex at a time."""
+    best, conn, own = [], [], []
+    for v in range(g.n):
+        sums, mine = {}, 0
+        for a in arcs_of(g, v):
+            p = int(labels[g.indices[a]])
+            if p == labels[v]:
+                mine += int(g.eweights[a])
+            elif allowed_part[p]:
+                sums[p] = sums.get(p, 0) + int(g.eweights[a])
+        pick = min(sums, key=lambda p: (-sums[p], p)) if sums else -1
+        best.append(pick)
+        conn.append(sums.get(pick, 0))
+        own.append(mine)
+    return np.array(best), np.array(conn), np.array(own)
+
+
+def loop_afterburner(g, labels, dest, cand, rank):
+    """jet_afterburner, one vertex at a time."""
+    gain = []
+    for v in range(g.n):
+        total = 0
+        if cand[v]:
+            for a in arcs_of(g, v):
+                u = int(g.indices[a])
+                where = dest[u] if cand[u] and rank[u] > rank[v] else labels[u]
+                total += int(g.eweights[a]) * (int(where == dest[v]) - int(where == labels[v]))
+        gain.append(total)
+    return np.array(gain)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kernel_logic_matches_numpy_functions(seed):
+    """The per-vertex loops of jet.cu, written out in Python, give what the NumPy functions give."""
+    g, labels, rng = weighted_level(seed)
+    allowed = rng.random(g.indices.size) < 0.7
+    salt = 12345 + seed
+    np.testing.assert_array_equal(_heaviest_neighbour(np, g, allowed, salt), loop_heaviest_neighbour(g, allowed, salt))
+    for parts in (None, rng.random(5) < 0.6):
+        got = _connections(np, g, labels, 5, allowed_part=parts)
+        want = loop_connections(g, labels, np.ones(5, bool) if parts is None else parts)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    dest, _, _ = _connections(np, g, labels, 5)
+    cand = (dest >= 0) & (rng.random(g.n) < 0.5)
+    rank = np.zeros(g.n, np.int64)
+    rank[cand] = rng.permutation(int(cand.sum())) + 1
+    np.testing.assert_array_equal(_afterburner(np, g, labels, dest, cand, rank),
+                                  loop_afterburner(g, labels, dest, cand, rank))
+    np.testing.assert_array_equal(_part_weights(np, labels, g.vweights, 5),
+                                  np.bincount(labels, weights=g.vweights, minlength=5).astype(np.int64))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_gpu_kernels_match_numpy_functions(xp, seed):
+    if xp is np:
+        pytest.skip("runs on CuPy")
+    g, labels, rng = weighted_level(seed)
+    gd = _Level(xp, xp.asarray(g.indptr), xp.asarray(g.indices), xp.asarray(g.eweights), xp.asarray(g.vweights))
+    allowed = rng.random(g.indices.size) < 0.7
+    np.testing.assert_array_equal(host(_heaviest_neighbour(xp, gd, xp.asarray(allowed), 99)),
+                                  _heaviest_neighbour(np, g, allowed, 99))
+    for parts in (None, rng.random(5) < 0.6):
+        got = _connections(xp, gd, xp.asarray(labels), 5, allowed_part=None if parts is None else xp.asarray(parts))
+        for a, b in zip(got, _connections(np, g, labels, 5, allowed_part=parts)):
+            np.testing.assert_array_equal(host(a), b)
+    dest, _, _ = _connections(np, g, labels, 5)
+    cand = (dest >= 0) & (rng.random(g.n) < 0.5)
+    rank = np.zeros(g.n, np.int64)
+    rank[cand] = rng.permutation(int(cand.sum())) + 1
+    got = _afterburner(xp, gd, xp.asarray(labels), xp.asarray(dest), xp.asarray(cand), xp.asarray(rank))
+    np.testing.assert_array_equal(host(got), _afterburner(np, g, labels, dest, cand, rank))
+    np.testing.assert_array_equal(host(_part_weights(xp, xp.asarray(labels), gd.vweights, 5)),
+                                  _part_weights(np, labels, g.vweights, 5))
 
 
 # ------------------------------------------------------------------ the registered GPU partitioner

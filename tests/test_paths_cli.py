@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import fastapsp
-from cli_util import DATA, run_cli
+from cli_util import DATA, find_mpiexec, run_cli
+from fastapsp.backend import gpu_count
 from fastapsp.paths import reconstruct_path
 
 MINNESOTA = DATA / "minnesota.mtx.gz"
@@ -24,11 +25,15 @@ def assert_shortest_paths(graph, dist, pred, rows, targets):
             assert length == pytest.approx(float(dist[i, t]), rel=1e-6)
 
 
-@pytest.mark.parametrize("sources", [None, "random:12:5"])
-def test_predecessor_file_and_path_command(tmp_path, sources):
+GPU = pytest.param("cupy", marks=[pytest.mark.gpu, pytest.mark.skipif(gpu_count() == 0, reason="no CUDA GPU")])
+
+
+@pytest.mark.parametrize("backend", ["numpy", GPU])
+@pytest.mark.parametrize("sources", [None, "random:12:5", "random:300:2"])
+def test_predecessor_file_and_path_command(tmp_path, sources, backend):
     out = tmp_path / "d.npy"
     extra = [] if sources is None else ["--sources", sources]
-    proc = run_cli("solve", MINNESOTA, "-k", 4, "--backend", "numpy", "--output", out, "--predecessors", *extra)
+    proc = run_cli("solve", MINNESOTA, "-k", 4, "--backend", backend, "--output", out, "--predecessors", *extra)
     assert proc.returncode == 0, proc.stderr
     dist, pred = np.load(out), np.load(tmp_path / "d.predecessors.npy")
     assert pred.dtype == np.int32 and pred.shape == dist.shape
@@ -59,3 +64,17 @@ def test_path_command_errors(tmp_path):
 def test_predecessors_need_a_file_output():
     proc = run_cli("solve", MINNESOTA, "-k", 2, "--predecessors")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr and "predecessors" in proc.stderr
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (install the 'mpi' extra)")
+def test_predecessors_under_two_ranks(tmp_path):
+    """Each rank writes the predecessors of its own rows into the one file."""
+    out = tmp_path / "d.npy"
+    proc = run_cli("solve", MINNESOTA, "-k", 5, "--backend", "numpy", "--output", out, "--predecessors", ranks=2)
+    assert proc.returncode == 0, proc.stderr
+    dist, pred = np.load(out), np.load(tmp_path / "d.predecessors.npy")
+    graph = fastapsp.read_graph(MINNESOTA)
+    targets = np.random.default_rng(1).choice(graph.n, 30, replace=False)
+    rows = np.arange(graph.n)
+    assert_shortest_paths(graph, dist[::53], pred[::53], rows[::53], targets)

@@ -1,7 +1,7 @@
 """The boundary-vertex refinement (fastapsp.partition.refine) and the ``+b`` partitioners.
 
-Boundary counts and part sizes are recomputed here from the raw edge list with
-plain Python, never with fastapsp's helpers.
+Boundary counts and part sizes are recomputed from the raw edge list with
+plain Python (tests/partition_cases.py), never with fastapsp's helpers.
 """
 
 from __future__ import annotations
@@ -14,47 +14,10 @@ import pytest
 
 from conftest import DATA, host
 from fastapsp.graph import Graph
+from partition_cases import count_boundary, edge_set, grid_case, minnesota_case, random_case
 from fastapsp.partition import (PARTITIONERS, load_partition, partition_graph, refine_boundary,
                                 save_partition)
 from fastapsp.partition.refine import _best_moves, max_part_size
-
-
-# ------------------------------------------------------------------ independent helpers
-def edge_set(n, src, dst):
-    return {(min(u, v), max(u, v)) for u, v in zip(np.asarray(src).tolist(), np.asarray(dst).tolist()) if u != v}
-
-
-def count_boundary(n, edges, labels):
-    labels = np.asarray(labels).tolist()
-    boundary = set()
-    for u, v in edges:
-        if labels[u] != labels[v]:
-            boundary.update((u, v))
-    return len(boundary)
-
-
-def random_case(seed, n=300, m=700):
-    rng = np.random.default_rng(seed)
-    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    graph = Graph.from_edges(n, src, dst, directed=False, name=f"random{seed}")
-    return graph, edge_set(n, src, dst)
-
-
-def grid_case(side=20):
-    """A side x side grid with its diagonals one way (a triangulated mesh)."""
-    idx = np.arange(side * side).reshape(side, side)
-    src = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel(), idx[:-1, :-1].ravel()])
-    dst = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel(), idx[1:, 1:].ravel()])
-    graph = Graph.from_edges(side * side, src, dst, directed=False, name="grid")
-    return graph, edge_set(side * side, src, dst)
-
-
-def minnesota_case():
-    from fastapsp.io import read_graph
-
-    graph = read_graph(DATA / "minnesota.mtx.gz")
-    src, dst, _ = graph.arcs()
-    return graph, edge_set(graph.n, src, dst)
 
 
 CASES = {"random": lambda: random_case(7), "grid": grid_case, "minnesota": minnesota_case}
@@ -79,12 +42,12 @@ def test_never_more_boundary_and_balance_kept(case, start, k, imbalance):
     graph, edges = CASES[case]()
     indptr, indices = graph.undirected_adjacency()
     labels = start_labels(start, graph, k, seed=3)
-    before = count_boundary(graph.n, edges, labels)
+    before = count_boundary(edges, labels)
     stats = {}
     refined = refine_boundary(indptr, indices, labels.copy(), k, imbalance=imbalance, seed=1, stats=stats)
     assert refined.shape == (graph.n,) and refined.dtype == np.int32
     assert refined.min() >= 0 and refined.max() < k
-    after = count_boundary(graph.n, edges, refined)
+    after = count_boundary(edges, refined)
     assert after <= before
     assert stats["boundary_before"] == before and stats["boundary_after"] == after
     bound = math.ceil((1 + imbalance) * graph.n / k - 1e-9)
@@ -105,8 +68,8 @@ def test_every_round_lowers_or_keeps_the_count(case):
     counts = []
     for rounds in range(0, 12):
         refined = refine_boundary(indptr, indices, labels, 4, imbalance=0.05, seed=2, max_rounds=rounds)
-        counts.append(count_boundary(graph.n, edges, refined))
-    assert counts[0] == count_boundary(graph.n, edges, labels)
+        counts.append(count_boundary(edges, refined))
+    assert counts[0] == count_boundary(edges, labels)
     assert all(b <= a for a, b in zip(counts, counts[1:])), counts
     assert counts[-1] < counts[0]  # a random start always has moves with a gain
 
@@ -118,9 +81,9 @@ def test_improves_a_bad_partition():
     indptr, indices = graph.undirected_adjacency()
     labels = (np.arange(n) % 2).astype(np.int32)
     refined = refine_boundary(indptr, indices, labels, 2, imbalance=0.5, seed=0)
-    edges = edge_set(n, np.arange(n - 1), np.arange(1, n))
-    assert count_boundary(n, edges, labels) == n
-    assert count_boundary(n, edges, refined) < n // 2
+    edges = edge_set(np.arange(n - 1), np.arange(1, n))
+    assert count_boundary(edges, labels) == n
+    assert count_boundary(edges, refined) < n // 2
     assert np.bincount(refined, minlength=2).max() <= 9
 
 
@@ -131,25 +94,37 @@ def test_no_room_no_move():
     np.testing.assert_array_equal(refine_boundary(indptr, indices, labels, 2, imbalance=0.0), labels)
 
 
-def test_gains_match_brute_force():
-    """The best move of every boundary vertex equals trying every neighbouring part by hand."""
+@pytest.mark.parametrize("clusters", ["single", "groups"])
+def test_gains_match_brute_force(clusters):
+    """The best move of every cluster with a boundary vertex equals trying every neighbouring part by hand."""
     graph, edges = random_case(11, n=60, m=120)
     indptr, indices = graph.undirected_adjacency()
     k = 4
     labels = start_labels("random", graph, k, seed=1)
-    base = count_boundary(graph.n, edges, labels)
+    if clusters == "single":
+        cluster = np.arange(graph.n)
+    else:  # groups of up to 3 vertices of one part (not necessarily connected)
+        order = np.lexsort((np.arange(graph.n), labels))
+        group = np.zeros(graph.n, dtype=np.int64)
+        rank = np.arange(graph.n) - np.searchsorted(labels[order], labels[order])
+        group[order] = labels[order].astype(np.int64) * graph.n + rank // 3
+        cluster = np.unique(group, return_inverse=True)[1].astype(np.int64)
+    c = int(cluster.max()) + 1
+    base = count_boundary(edges, labels)
     rows = np.repeat(np.arange(graph.n), np.diff(indptr)).astype(np.int64)
     foreign = np.bincount(rows[labels[rows] != labels[indices]], minlength=graph.n)
-    v, b, gain = _best_moves(np, rows, indices.astype(np.int64), labels, foreign,
-                             np.diff(indptr).astype(np.int64), graph.n, k)
+    v, b, gain = _best_moves(np, indptr.astype(np.int64), rows, indices.astype(np.int64), labels, foreign,
+                             cluster, c, k)
     expected = {}
-    for x in range(graph.n):
-        parts = sorted({int(labels[u]) for u in indices[indptr[x]:indptr[x + 1]]} - {int(labels[x])})
+    for x in range(c):
+        members = np.flatnonzero(cluster == x)
+        near = {int(labels[u]) for m in members for u in indices[indptr[m]:indptr[m + 1]]}
+        parts = sorted(near - {int(labels[members[0]])})
         best = None
         for p in parts:
             trial = labels.copy()
-            trial[x] = p
-            g = base - count_boundary(graph.n, edges, trial)
+            trial[members] = p
+            g = base - count_boundary(edges, trial)
             if best is None or g > best[1]:
                 best = (p, g)
         if best is not None:
@@ -221,8 +196,8 @@ def test_refined_twin_starts_from_the_same_partition(k):
     also = partition_graph(graph, k, "metis", seed=3, refine="boundary")
     assert refined.method == also.method == "metis+b"
     np.testing.assert_array_equal(refined.labels, also.labels)
-    before = count_boundary(graph.n, edges, plain.labels)
-    after = count_boundary(graph.n, edges, refined.labels)
+    before = count_boundary(edges, plain.labels)
+    after = count_boundary(edges, refined.labels)
     metrics = refined.metrics()
     assert metrics["boundary_vertices_before_refine"] == before
     assert metrics["boundary_vertices"] == after <= before

@@ -70,3 +70,39 @@ def test_progress_counts_rows_and_components():
 def test_quiet_prints_nothing():
     proc = run_cli("solve", MINNESOTA, "-k", 2, "--backend", "numpy", "--quiet")
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+
+
+def test_dry_run_models_the_batch_the_method_and_the_extras():
+    """What a run holds besides one component: the SSSP batch, the CSR, a second block, --stats, --predecessors."""
+    from fastapsp.io import read_graph
+    from fastapsp.partition import partition_graph
+
+    graph = read_graph(MINNESOTA)
+    part = partition_graph(graph, 4, "metis")
+    n = graph.n
+    plan = [list(range(part.k))]
+
+    def run(**kw):
+        settings = dict(dtype="float32", backend="cupy", output="none", rows=n, method="frontier", available=1 << 40)
+        settings.update(kw)
+        (rank,) = sizing.dry_run(graph, part, plan, **settings)
+        return rank["device_bytes_per_stage"], rank
+
+    base, rank = run()
+    csr = graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes
+    all_rows = int(part.boundary_per_part.sum()) * n * 4
+    assert base["csr"] == csr
+    assert base["sssp"] > csr + all_rows  # every component in one batch, and the SSSP's own buffers
+    c = int(part.sizes.max())
+    assert base["floyd_warshall"] >= csr + all_rows + c * c * 4
+    assert rank["device_peak_bytes"] == max(base.values())
+    one_each, _ = run(available=4 * int(part.boundary_per_part.max()) * n * 4)  # a batch holds one component
+    assert one_each["floyd_warshall"] < base["floyd_warshall"]
+    stats, _ = run(stats=True)  # the previous block stays while --stats reduces it on its own stream
+    assert stats["min_plus"] - base["min_plus"] >= min(c * n * 4, base["min_plus"] - base["extract"])
+    preds, _ = run(predecessors=True)
+    assert preds["floyd_warshall"] - base["floyd_warshall"] >= 8 * c * c
+    bg, _ = run(method="boundary-graph")
+    assert bg["sssp"] == 0 and bg["local_fw"] > csr and bg["boundary_rows"] > 0 and bg["floyd_warshall"] == 0
+    host, numpy_run = run(output="memory", backend="numpy")[1]["host_bytes"], run(backend="numpy")[0]
+    assert host == n * n * 4 and numpy_run["csr"] == 0

@@ -196,3 +196,24 @@ def test_watchdog_leaves_the_report_to_a_live_supervisor(tmp_path):
         watch._write_record(status, dict(record, supervisor=None))  # the supervisor is gone too
         out, err = survivor.communicate(timeout=30)
     assert survivor.returncode == 7 and "vanished" in err, (out, err)
+
+
+def test_tell_waits_until_the_reader_took_the_line():
+    # A launcher may stop forwarding output once it hears of an abort: the last line must be read first.
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from fastapsp.watch import tell\n"
+        "print('ready', flush=True)\n"
+        "start = time.monotonic()\n"
+        "tell('fastapsp: error: the last line')\n"
+        "print(time.monotonic() - start, flush=True)\n")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "ready\n"
+        time.sleep(0.6)  # nobody reads standard error meanwhile
+        assert child.stderr.readline() == "fastapsp: error: the last line\n"
+        waited = float(child.stdout.readline())
+    finally:
+        child.kill()
+        child.wait()
+    assert 0.4 < waited < 2.5, waited  # it returned once the line was read, not before (nor hung)

@@ -1,7 +1,10 @@
 // Min-plus product C = min(C, A (x) B) (or C = A (x) B) of row-major operands
 // with arbitrary leading dimensions, so views (rows of a row block, column
-// slices) need no copy.  Grid: (ceil(N / 64), ceil(M / 64)), 256 threads a block,
+// slices) need no copy.  Grid: (ceil(M / 64), column tiles), 256 threads a block,
 // one 64 x 64 output tile a block, 4 x 4 outputs a thread (minplus_tile.cuh).
+// Row tiles vary fastest, so the blocks running together share a column slice
+// of B in the L2 cache: B is read from memory about once, not once per row tile
+// (that matters when K is small and the product is bound by memory).
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
@@ -10,7 +13,7 @@ min_plus(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C, lo
          int M, int N, int K, int accumulate)
 {
     __shared__ __align__(16) MinPlusSmem sm;
-    const long long r0 = (long long)blockIdx.y * MP_TILE, c0 = (long long)blockIdx.x * MP_TILE;
+    const long long r0 = (long long)blockIdx.x * MP_TILE, c0 = (long long)blockIdx.y * MP_TILE;
     const int rows = min((long long)MP_TILE, M - r0), cols = min((long long)MP_TILE, N - c0);
     REAL* tile = C + r0 * ldc + c0;
     REAL acc[4][4];

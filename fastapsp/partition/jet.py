@@ -78,6 +78,16 @@ def jet(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance
 
 
 # ------------------------------------------------------------------ helpers
+_BLOCK = 256
+
+
+def _launch(name: str, n: int, *args) -> None:
+    """Run kernel ``name`` of ``fastapsp/kernels/jet.cu`` with one thread per each of ``n`` items."""
+    from ..kernels import get_kernel
+
+    get_kernel("jet.cu", name)((max(1, -(-n // _BLOCK)),), (_BLOCK,), args)
+
+
 def _array_module(a):
     if type(a).__module__.startswith("cupy"):
         import cupy
@@ -140,6 +150,11 @@ class _Level:
 def _heaviest_neighbour(xp, g: _Level, allowed, salt: int):
     """Per vertex: the neighbour over the heaviest allowed arc (ties: larger hash), or -1."""
     n = g.n
+    if xp is not np:  # the same choice, one thread per vertex
+        best = xp.empty(n, dtype=xp.int64)
+        _launch("jet_heaviest_neighbour", n, g.indptr, g.indices, g.eweights, xp.ascontiguousarray(allowed),
+                np.uint32(salt & 0xFFFFFFFF), np.int64(n), best)
+        return best
     best = xp.full(n, -1, dtype=xp.int64)
     arcs = xp.flatnonzero(allowed)
     if arcs.shape[0] == 0:
@@ -243,6 +258,12 @@ def _connections(xp, g: _Level, labels, k: int, allowed_part=None):
     ``allowed_part`` (bool per part) limits the other parts considered.
     """
     n = g.n
+    if xp is not np:  # the same sums and choice, one thread per vertex
+        best, conn, own = (xp.empty(n, dtype=xp.int64) for _ in range(3))
+        parts = xp.ones(k, dtype=bool) if allowed_part is None else xp.ascontiguousarray(allowed_part)
+        _launch("jet_connections", n, g.indptr, g.indices, g.eweights, labels.astype(xp.int32), parts,
+                np.int64(n), best, conn, own)
+        return best, conn, own
     same = labels[g.rows] == labels[g.indices]
     own = _row_sums(xp, g.indptr, xp.where(same, g.eweights, 0))
     best = xp.full(n, -1, dtype=xp.int64)
@@ -283,23 +304,31 @@ def _jetlp(xp, g: _Level, labels, k: int, locked, c: float, salt: int):
     order = order[_stable_argsort(xp, gain[v][order])]
     rank = xp.zeros(n, dtype=xp.int64)
     rank[v[order]] = xp.arange(1, v.shape[0] + 1, dtype=xp.int64)
-    # Afterburner: neighbours of higher priority are taken at their destinations.
-    r, u = g.rows, g.indices
-    ahead = cand[u] & (rank[u] > rank[r])
-    where = xp.where(ahead, dest[u], labels[u].astype(xp.int64))
-    delta = g.eweights * ((where == dest[r]).astype(xp.int64) - (where == labels[r]).astype(xp.int64))
-    gain2 = _row_sums(xp, g.indptr, delta)
+    gain2 = _afterburner(xp, g, labels, dest, cand, rank)
     move = cand & (gain2 >= 0)
     new = labels.copy()
     new[move] = dest[move].astype(labels.dtype)
     return new, move
 
 
+def _afterburner(xp, g: _Level, labels, dest, cand, rank):
+    """Gain of every candidate's move when all candidates of higher rank have moved (0 for the others)."""
+    if xp is not np:  # the same sums, one thread per vertex
+        gain = xp.empty(g.n, dtype=xp.int64)
+        _launch("jet_afterburner", g.n, g.indptr, g.indices, g.eweights, labels.astype(xp.int32), dest, cand, rank,
+                np.int64(g.n), gain)
+        return gain
+    r, u = g.rows, g.indices
+    ahead = cand[u] & (rank[u] > rank[r])
+    where = xp.where(ahead, dest[u], labels[u].astype(xp.int64))
+    delta = g.eweights * ((where == dest[r]).astype(xp.int64) - (where == labels[r]).astype(xp.int64))
+    return xp.where(cand, _row_sums(xp, g.indptr, delta), 0)
+
+
 def _jetr(xp, g: _Level, labels, k: int, bound: int, salt: int):
     """One rebalancing iteration (weak moves to adjacent parts with room, strong moves to any part with room)."""
     n = g.n
-    sizes = xp.zeros(k, dtype=xp.int64)
-    sizes += _bin_weights(xp, labels, g.vweights, k)
+    sizes = _part_weights(xp, labels, g.vweights, k)
     total = int(g.vweights.sum())
     # Destinations stop somewhat short of the bound so that they are not the next overweight parts.
     soft = max(1, int(total / k + 0.5 * (bound - total / k)))
@@ -364,6 +393,15 @@ def _bin_weights(xp, bins, weights, k: int):
     return out
 
 
+def _part_weights(xp, labels, vweights, k: int):
+    """Vertex weight of every part (integer atomics on the GPU: the same sums in any order)."""
+    if xp is np:
+        return _bin_weights(xp, labels, vweights, k)
+    out = xp.zeros(k, dtype=xp.uint64)
+    _launch("jet_part_weights", int(labels.shape[0]), labels.astype(xp.int32), vweights, np.int64(labels.shape[0]), out)
+    return out.astype(xp.int64)
+
+
 def _cut(xp, g: _Level, labels) -> int:
     return int(xp.sum(xp.where(labels[g.rows] != labels[g.indices], g.eweights, 0))) // 2
 
@@ -374,7 +412,7 @@ def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, c: float, seed: 
     best, best_key = labels, None
     stall = 0
     for it in range(MAX_ITERATIONS):
-        largest = int(_bin_weights(xp, labels, g.vweights, k).max())
+        largest = int(_part_weights(xp, labels, g.vweights, k).max())
         key = (max(largest - bound, 0), _cut(xp, g, labels))
         if best_key is None or key[0] < best_key[0] or (key[0] == best_key[0] and key[1] < best_key[1]):
             if best_key is not None and key[0] == best_key[0] == 0 and key[1] >= 0.999 * best_key[1]:

@@ -1,41 +1,46 @@
-"""Refinement that moves vertices to cut the number of boundary vertices.
+"""Refinement that moves vertices, alone or in small groups, to cut the number of boundary vertices.
 
 FastAPSP's cost follows the boundary vertices (SSSP sources and min-plus
-width), not the edge cut that partitioners minimise.  This refinement starts
-from any partition and moves single vertices to a neighbouring part when the
-move removes boundary vertices, never letting a part grow past
-``ceil((1 + imbalance) * n / k)`` vertices.
+width), not the edge cut that partitioners minimise.  A vertex ``v`` is a
+boundary vertex exactly when its closed neighbourhood ``N[v]`` spans two
+parts, so the count is the *cut-net* objective of the hypergraph whose nets
+are the closed neighbourhoods.  Single-vertex moves rarely lower it on a mesh
+(a vertex leaving its part exposes its interior neighbours), so this
+refinement moves *clusters*: connected groups of vertices of one part, from
+groups of up to ``2**levels`` vertices down to single vertices.  No part
+grows past ``ceil((1 + imbalance) * n / k)`` vertices.
 
 The code is written once for NumPy and CuPy (``xp`` is taken from the
-arrays) with sorts, cumulative sums and ``bincount`` only, so the same
-rounds run on the host in CI and on the GPU.
+arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
+integers only, so the same moves are made on the host in CI and on the GPU.
 
-One round
----------
-1. For every vertex ``u``: ``foreign[u]``, its arcs to other parts (``u`` is a
-   boundary vertex when it is > 0).
-2. For every vertex ``v`` (in part ``a``) and neighbouring part ``b``: the gain
-   of moving ``v`` to ``b``, the boundary vertices it removes::
-
-       [every neighbour of v is in b]                      v stops being boundary
-     + #{u in N(v) in b : foreign[u] == 1}                 v was u's one foreign arc
-     - #{u in N(v) in a : foreign[u] == 0}                 u becomes boundary
-
-   (exact for a symmetric structure without duplicate arcs).
-3. Each vertex keeps its best move (largest gain, then smallest part); moves
-   with a positive gain whose target part is below the size bound are
-   candidates.  So are moves of gain 0 (of vertices not moved in the round
-   before), until ``patience`` rounds in a row have not lowered the count:
-   they shift a boundary without cost and often open moves with a gain.
-4. Moves must not interact: the gain of ``v`` depends on the labels within two
-   hops of ``v``, so the moved vertices form an independent set of the
-   square of the graph.  A candidate moves when its priority (gain, then a
-   seeded hash of the vertex) is the largest among the candidates within two
-   hops.  With no two movers within two hops, the gains simply add up.
-5. Each target part accepts its highest-priority movers up to the size bound.
-6. The boundary count is recomputed; a round that would raise it is undone
-   and the refinement stops (this cannot happen by step 4, the check guards
-   the guarantee).  So the count never rises, round by round.
+Clusters
+    Built once from the starting partition by the heavy-edge and two-hop
+    matching of :mod:`fastapsp.partition.jet` on the graph without its cut
+    arcs, repeated ``levels`` times with a size cap of ``2**level``; so every
+    cluster lies in one part, and the clusters of a level are unions of those
+    of the level below.  Moving whole clusters keeps that true.
+One round, on the clusters of one level
+    1. Candidates: clusters holding a boundary vertex, with every part that one
+       of their vertices has a neighbour in as a possible target.
+    2. The exact gain of moving cluster ``C`` to part ``b`` (boundary vertices
+       removed): only the ends of arcs that leave ``C`` can change status, and
+       each is rechecked against its neighbours' labels as they would be.
+       Each cluster keeps its best target (largest gain, then smallest part).
+    3. Moves with a positive gain are candidates, and so are moves of gain 0
+       (of clusters not moved in the round before) until ``patience`` rounds
+       in a row at this level have not lowered the count.
+    4. Moves must not interact: a move's gain depends on the labels within two
+       hops of its cluster, so a candidate moves only when its priority (gain,
+       then a seeded hash) is the largest among the candidate clusters within
+       two hops.  With no two movers within two hops, the gains add up.
+    5. Each target part accepts its highest-priority movers up to the bound.
+    6. The boundary count is recomputed; a round that would raise it is undone
+       and the refinement stops (step 4 rules it out; the check guards the
+       guarantee).  So the count never rises, round by round.
+The levels run from the largest clusters down to single vertices; a level
+ends when a round finds nothing to move.  A second pass (``cycles``) builds
+new clusters from the refined labels and runs the levels again.
 """
 
 from __future__ import annotations
@@ -46,8 +51,11 @@ import numpy as np
 
 __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
 
-DEFAULT_MAX_ROUNDS = 500
-DEFAULT_PATIENCE = 8
+DEFAULT_MAX_ROUNDS = 2000
+DEFAULT_CYCLES = 2
+DEFAULT_PATIENCE = 3
+DEFAULT_LEVELS = 6
+CLUSTER_SHRINK = 0.9  # stop building cluster levels when one keeps more than this share of clusters
 
 
 def max_part_size(n: int, k: int, imbalance: float) -> int:
@@ -119,63 +127,137 @@ def _hash32(xp, vertices, salt: int):
     return h
 
 
-def _closed_neighbourhood_max(xp, indptr, rows, indices, values):
-    """For every vertex, the largest of ``values`` over itself and its neighbours.
+def _expand(xp, starts, lengths):
+    """For segments ``starts[i] .. starts[i] + lengths[i] - 1``: the segment of every position, and the position."""
+    total = int(lengths.sum()) if lengths.shape[0] else 0
+    ends = xp.cumsum(lengths)
+    place = xp.arange(total, dtype=xp.int64)
+    segment = xp.searchsorted(ends, place, side="right")
+    return segment, place - (ends - lengths)[segment] + starts[segment]
 
-    ``values`` must be non-negative int64 below ``n``; the per-row maximum
-    comes from one sort of ``row * n + value`` (rows stay where the CSR put them).
+
+def _spread_max(xp, rows, indices, values):
+    """For every vertex, the largest of the non-negative ``values`` over itself and its neighbours.
+
+    Only arcs leaving a vertex with a positive value are looked at (a sort of
+    ``target * (top + 1) + value`` keeps the largest per target), so the cost
+    follows the candidates, not the graph.
     """
-    n = values.shape[0]
     out = values.copy()
-    if indices.shape[0] == 0:
+    arcs = xp.flatnonzero(values[rows] > 0)
+    if arcs.shape[0] == 0:
         return out
-    keys = xp.sort(rows * n + values[indices])
-    degree = indptr[1:] - indptr[:-1]
-    has = degree > 0
-    last = keys[indptr[1:][has] - 1] - xp.arange(n, dtype=xp.int64)[has] * n
-    out[has] = xp.maximum(out[has], last)
+    top = int(values.max()) + 1
+    key = xp.sort(indices[arcs] * top + values[rows[arcs]])
+    target = key // top
+    last = xp.ones(key.shape[0], dtype=bool)
+    last[:-1] = target[1:] != target[:-1]
+    target, value = target[last], key[last] - target[last] * top
+    out[target] = xp.maximum(out[target], value)
     return out
 
 
-def _best_moves(xp, rows, indices, labels, foreign, degree, n: int, k: int):
-    """Best move of every vertex with a foreign arc: (vertex, target part, gain), one row per vertex."""
+def _cluster_maps(xp, indptr, rows, indices, labels, *, levels: int, seed: int):
+    """Nested clusterings inside the parts: ``[(cluster of every vertex, cluster count), ...]``, finest first.
+
+    Level ``l`` is the matching of level ``l - 1``'s clusters (heavy-edge, then
+    two-hop, as Jet coarsens) on the graph without its cut arcs, with clusters of
+    at most ``2**l`` vertices; it stops early when a level hardly shrinks.
+    """
+    from .jet import _contract, _Level, _match  # jet imports this module's helpers
+
+    n = int(indptr.shape[0]) - 1
     same = labels[rows] == labels[indices]
-    interior = foreign == 0
-    # Interior neighbours in v's own part become boundary vertices when v leaves.
-    lost = _count(xp, rows[same & interior[indices]], n)
-    cut = ~same
-    v = rows[cut]
-    u = indices[cut]
-    if v.shape[0] == 0:
+    inner_indptr = xp.zeros(n + 1, dtype=xp.int64)
+    inner_indptr[1:] = xp.cumsum(_count(xp, rows[same], n))
+    inner = indices[same]
+    g = _Level(xp, inner_indptr, inner, xp.ones(inner.shape[0], dtype=xp.int64), xp.ones(n, dtype=xp.int64))
+    cluster = xp.arange(n, dtype=xp.int64)
+    maps = [(cluster, n)]
+    for level in range(1, levels + 1):
+        coarse = _contract(xp, g, _match(xp, g, 2 ** level, seed, level))
+        if coarse.n > CLUSTER_SHRINK * g.n:
+            break
+        cluster = g.coarse_map[cluster]
+        maps.append((cluster, coarse.n))
+        g = coarse
+    return maps
+
+
+def _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c: int, k: int):
+    """Best move of every cluster holding a boundary vertex: (cluster, target part, gain), one row per cluster.
+
+    The gain is the exact drop of the boundary count when only that cluster moves.
+    """
+    n = int(indptr.shape[0]) - 1
+    candidate = xp.zeros(c, dtype=bool)
+    candidate[cluster[foreign > 0]] = True
+    arcs = xp.flatnonzero(candidate[cluster[rows]])
+    r, u = rows[arcs], indices[arcs]
+    cut = labels[r] != labels[u]
+    if not bool(cut.any()):
         empty = xp.zeros(0, dtype=xp.int64)
         return empty, empty, empty
-    key = v * k + labels[u].astype(xp.int64)
-    order = _stable_argsort(xp, key)
-    key = key[order]
-    single = (foreign[u] == 1)[order]
-    start = xp.ones(key.shape[0], dtype=bool)
-    start[1:] = key[1:] != key[:-1]
-    group = xp.cumsum(start) - 1
-    groups = int(group[-1]) + 1
-    arcs_to_b = _count(xp, group, groups)
-    freed = _count(xp, group[single], groups)
-    gkey = key[start]
-    gv = gkey // k
-    gb = gkey - gv * k
-    gain = (arcs_to_b == degree[gv]).astype(xp.int64) + freed - lost[gv]
-    # Per vertex: largest gain, then smallest part (groups come sorted by vertex, then part).
+    # (cluster, target part) pairs, sorted by cluster.
+    pair = xp.unique(cluster[r[cut]] * k + labels[u[cut]].astype(xp.int64))
+    pair_cluster, pair_part = pair // k, pair % k
+    # Vertices whose status a move of the cluster can change: both ends of the arcs leaving it, sorted by cluster.
+    leave = cluster[r] != cluster[u]
+    owner = cluster[r[leave]]
+    touched = xp.unique(xp.concatenate([owner * n + r[leave], owner * n + u[leave]]))
+    touched_cluster = touched // n
+    touched_vertex = touched - touched_cluster * n
+    first = xp.searchsorted(touched_cluster, pair_cluster, side="left")
+    last = xp.searchsorted(touched_cluster, pair_cluster, side="right")
+    p, t = _expand(xp, first, last - first)
+    w = touched_vertex[t]
+    moving, part = pair_cluster[p], pair_part[p]
+    # Every neighbour x of every touched w: does it keep a label other than w's after the move?
+    degree = indptr[1:] - indptr[:-1]
+    q, a = _expand(xp, indptr[w], degree[w])
+    x = indices[a]
+    label_w = xp.where(cluster[w] == moving, part, labels[w].astype(xp.int64))
+    label_x = xp.where(cluster[x] == moving[q], part[q], labels[x].astype(xp.int64))
+    boundary_after = _count(xp, q[label_w[q] != label_x], w.shape[0]) > 0
+    boundary_before = foreign[w] > 0
+    gain = (_count(xp, p[boundary_before & ~boundary_after], pair.shape[0])
+            - _count(xp, p[boundary_after & ~boundary_before], pair.shape[0]))
+    # Per cluster: largest gain, then smallest part (pairs come sorted by cluster, then part).
     order = _stable_argsort(xp, -gain)
-    order = order[_stable_argsort(xp, gv[order])]
-    gv, gb, gain = gv[order], gb[order], gain[order]
-    first = xp.ones(gv.shape[0], dtype=bool)
-    first[1:] = gv[1:] != gv[:-1]
-    return gv[first], gb[first], gain[first]
+    order = order[_stable_argsort(xp, pair_cluster[order])]
+    pair_cluster, pair_part, gain = pair_cluster[order], pair_part[order], gain[order]
+    first = xp.ones(pair_cluster.shape[0], dtype=bool)
+    first[1:] = pair_cluster[1:] != pair_cluster[:-1]
+    return pair_cluster[first], pair_part[first], gain[first]
+
+
+def _independent(xp, rows, indices, cluster, c: int, movers, priority):
+    """Mask of ``movers`` (clusters) whose priority is the largest among the movers within two hops."""
+    rank = xp.zeros(c, dtype=xp.int64)
+    rank[movers[_stable_argsort(xp, priority)]] = xp.arange(1, movers.shape[0] + 1, dtype=xp.int64)
+    mine = rank[cluster]
+    reach = _spread_max(xp, rows, indices, _spread_max(xp, rows, indices, mine))
+    beaten = _count(xp, cluster[reach != mine], c) > 0
+    return ~beaten[movers], rank
+
+
+def _fit(xp, movers, parts, weights, rank, room):
+    """Mask of ``movers`` that fit: each part takes its highest-ranked movers while ``room`` lasts."""
+    order = _stable_argsort(xp, -rank[movers])
+    order = order[_stable_argsort(xp, parts[order])]
+    part, weight = parts[order], weights[order]
+    total = xp.cumsum(weight)
+    first = xp.searchsorted(part, part, side="left")
+    before = total - weight - xp.where(first > 0, total[xp.maximum(first - 1, 0)], 0)
+    fits = xp.zeros(movers.shape[0], dtype=bool)
+    fits[order] = before + weight <= room[part]
+    return fits
 
 
 def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: int = 0,
                     max_rounds: int = DEFAULT_MAX_ROUNDS, patience: int = DEFAULT_PATIENCE,
-                    stats: dict | None = None):
-    """Move vertices between parts to lower the number of boundary vertices.
+                    levels: int = DEFAULT_LEVELS, cycles: int = DEFAULT_CYCLES, stats: dict | None = None):
+    """Move vertices and clusters between parts to lower the number of boundary vertices.
 
     Parameters
     ----------
@@ -191,16 +273,26 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         Parts may hold up to ``ceil((1 + imbalance) * n / k)`` vertices; a part
         that starts above that only ever loses vertices.
     seed : int
-        Seed of the tie-breaking priorities; the result is a function of the
-        inputs and the seed (the same on NumPy and CuPy).
+        Seed of the clustering and of the tie-breaking priorities; the result
+        is a function of the inputs and the seed (the same on NumPy and CuPy).
     max_rounds : int
-        Stop after this many rounds even if moves with a gain remain.
+        Stop after this many rounds in all (levels together), even if moves
+        with a gain remain.
     patience : int
-        Rounds in a row that may move vertices without a gain (moves of gain
-        0, which let a boundary drift until moves with a gain appear; a vertex
-        moved in one round does not move in the next).  0: positive gains only.
+        Rounds in a row, per level, that may move clusters without a gain
+        (moves of gain 0 let a boundary drift until moves with a gain appear;
+        a cluster moved in one round does not move in the next).  0: positive
+        gains only.
+    levels : int
+        Cluster levels above single vertices (clusters of up to ``2**levels``
+        vertices); 0 moves single vertices only.
+    cycles : int
+        Passes over the levels, each with clusters built anew from the labels
+        it starts from (with seed ``seed + pass``); a pass that lowers nothing
+        ends the refinement.
     stats : dict, optional
-        Filled with ``boundary_before``, ``boundary_after``, ``rounds`` and ``moves``.
+        Filled with ``boundary_before``, ``boundary_after``, ``rounds``,
+        ``moves`` (vertices moved) and ``levels`` (cluster levels built).
 
     Returns
     -------
@@ -213,7 +305,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     ------
     ValueError
         When ``labels`` has the wrong shape or labels outside ``0..k-1``, or
-        ``imbalance`` is negative.
+        ``imbalance`` or ``levels`` is negative.
 
     Examples
     --------
@@ -231,60 +323,70 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         raise ValueError(f"labels: expected shape ({n},), found {labels.shape}")
     if imbalance < 0:
         raise ValueError(f"imbalance: {imbalance} is negative")
+    if levels < 0:
+        raise ValueError(f"levels: {levels} is negative")
+    if cycles < 1:
+        raise ValueError(f"cycles: {cycles} is below 1")
     labels = xp.asarray(labels).astype(xp.int32)
     if n and (int(labels.min()) < 0 or int(labels.max()) >= k):
         raise ValueError(f"labels: must lie in 0..{k - 1}, found {int(labels.min())}..{int(labels.max())}")
-    if n > 0xFFFFFFFF:
-        raise ValueError(f"indptr: {n} vertices, the refinement handles up to 2**32 - 1")
-    rows = _arc_rows(xp, indptr, m)
+    if n >= 2 ** 31:
+        raise ValueError(f"indptr: {n} vertices, the refinement handles up to 2**31 - 1")
+    indptr = indptr.astype(xp.int64)
     indices = indices.astype(xp.int64)
-    degree = (indptr[1:] - indptr[:-1]).astype(xp.int64)
+    rows = _arc_rows(xp, indptr, m)
     bound = max_part_size(n, k, imbalance)
     sizes = _count(xp, labels, k)
     foreign = _foreign_arcs(xp, rows, indices, labels, n)
     count = int(xp.count_nonzero(foreign))
-    before, rounds, moved, stall = count, 0, 0, 0
-    moved_last = xp.zeros(n, dtype=bool)
-    # Priorities: gain * 2**32 + hash fit an int64 for any degree below 2**30.
-    for rounds in range(1, max_rounds + 1):
-        v, b, gain = _best_moves(xp, rows, indices, labels, foreign, degree, n, k)
-        keep = (sizes[b] < bound) & ((gain > 0) | ((gain == 0) & (stall < patience) & ~moved_last[v]))
-        v, b, gain = v[keep], b[keep], gain[keep]
-        if v.shape[0] == 0:
-            rounds -= 1
+    before, rounds, moved = count, 0, 0
+    built = 0
+    stopped = n == 0
+    for cycle in range(cycles):
+        if stopped:
             break
-        priority = gain * (1 << 32) + _hash32(xp, v, seed * 0x9E3779B1 + rounds).astype(xp.int64)
-        # Dense ranks 1..c of the candidates (0: not a candidate), for the two-hop maximum.
-        rank = xp.zeros(n, dtype=xp.int64)
-        rank[v[_stable_argsort(xp, priority)]] = xp.arange(1, v.shape[0] + 1, dtype=xp.int64)
-        reach = _closed_neighbourhood_max(xp, indptr, rows, indices, rank)
-        reach = _closed_neighbourhood_max(xp, indptr, rows, indices, reach)
-        winner = reach[v] == rank[v]
-        v, b, vrank = v[winner], b[winner], rank[v[winner]]
-        # Each target part takes its highest-priority movers while room is left.
-        order = _stable_argsort(xp, -vrank)
-        order = order[_stable_argsort(xp, b[order])]
-        v, b = v[order], b[order]
-        place = xp.arange(v.shape[0], dtype=xp.int64)
-        first = xp.searchsorted(b, b, side="left")
-        fits = (place - first) < (bound - sizes[b])
-        v, b = v[fits], b[fits]
-        if v.shape[0] == 0:
-            rounds -= 1
+        at_start = count
+        maps = _cluster_maps(xp, indptr, rows, indices, labels, levels=levels, seed=seed + cycle)
+        built = max(built, len(maps) - 1)
+        for cluster, c in reversed(maps):
+            weights = _count(xp, cluster, c)
+            stall = 0
+            moved_last = xp.zeros(c, dtype=bool)
+            while rounds < max_rounds and not stopped:
+                v, b, gain = _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c, k)
+                room = bound - sizes
+                keep = (weights[v] <= room[b]) & ((gain > 0) | ((gain == 0) & (stall < patience) & ~moved_last[v]))
+                v, b, gain = v[keep], b[keep], gain[keep]
+                if v.shape[0] == 0:
+                    break
+                # Priorities: gain * 2**32 + hash fit an int64 for any gain below 2**30.
+                priority = gain * (1 << 32) + _hash32(xp, v, seed * 0x9E3779B1 + rounds).astype(xp.int64)
+                alone, rank = _independent(xp, rows, indices, cluster, c, v, priority)
+                v, b = v[alone], b[alone]
+                fits = _fit(xp, v, b, weights[v], rank, room)
+                v, b = v[fits], b[fits]
+                if v.shape[0] == 0:
+                    break
+                target = xp.full(c, -1, dtype=xp.int64)
+                target[v] = b
+                target = target[cluster]
+                moving = target >= 0
+                new_labels = labels.copy()
+                new_labels[moving] = target[moving].astype(xp.int32)
+                new_foreign = _foreign_arcs(xp, rows, indices, new_labels, n)
+                new_count = int(xp.count_nonzero(new_foreign))
+                if new_count > count:  # cannot happen for independent moves; keep the guarantee anyway
+                    stopped = True
+                    break
+                rounds += 1
+                stall = stall + 1 if new_count == count else 0
+                moved_last = xp.zeros(c, dtype=bool)
+                moved_last[v] = True
+                sizes = _count(xp, new_labels, k)
+                labels, foreign, count = new_labels, new_foreign, new_count
+                moved += int(xp.count_nonzero(moving))
+        if count == at_start or rounds >= max_rounds:
             break
-        new_labels = labels.copy()
-        new_labels[v] = b.astype(xp.int32)
-        new_foreign = _foreign_arcs(xp, rows, indices, new_labels, n)
-        new_count = int(xp.count_nonzero(new_foreign))
-        if new_count > count:  # cannot happen for independent moves; keep the guarantee anyway
-            rounds -= 1
-            break
-        stall = stall + 1 if new_count == count else 0
-        moved_last = xp.zeros(n, dtype=bool)
-        moved_last[v] = True
-        sizes = sizes - _count(xp, labels[v], k) + _count(xp, b, k)
-        labels, foreign, count = new_labels, new_foreign, new_count
-        moved += int(v.shape[0])
     if stats is not None:
-        stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved)
+        stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built)
     return labels

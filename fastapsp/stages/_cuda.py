@@ -8,6 +8,8 @@ or its dtype differs from the result's.
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -20,10 +22,13 @@ __all__ = [
     "blocked_floyd_warshall_cuda",
     "min_plus_cuda",
     "assemble_row_block_cuda",
+    "take_columns_cuda",
 ]
 
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
+_U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
+_U16_MIN_K = 64  # shortest inner dimension given to the packed product
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
 _CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
@@ -60,8 +65,15 @@ def _rows(x, dtype):
 
 
 # ---------------------------------------------------------------- min-plus
-def min_plus_cuda(a, b, out, accumulate):
-    """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``."""
+def min_plus_cuda(a, b, out, accumulate, integer=False):
+    """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``.
+
+    ``integer``: the operands hold whole numbers (integer weights), so float32
+    products run in packed 16-bit arithmetic (``min_plus_u16.cu``), tile by
+    tile falling back to float32 where an operand does not fit in it.
+    ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32, ``=all``
+    packs every K (for comparing the two in benchmarks).
+    """
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0:
@@ -74,13 +86,40 @@ def min_plus_cuda(a, b, out, accumulate):
     a_, lda = _rows(a, dtype)
     b_, ldb = _rows(b, dtype)
     c_, ldc = _rows(out, dtype)
-    kernel = get_kernel("min_plus.cu", "min_plus", dtype)
-    rows_per_launch = _MAX_GRID_Y * _TILE
-    for r0 in range(0, m, rows_per_launch):
-        r1 = min(m, r0 + rows_per_launch)
-        grid = (-(-n // _TILE), -(-(r1 - r0) // _TILE))
-        kernel(grid, (_THREADS,), (a_[r0:r1], np.int64(lda), b_, np.int64(ldb), c_[r0:r1], np.int64(ldc),
-                                   np.int32(r1 - r0), np.int32(n), np.int32(k), np.int32(bool(accumulate))))
+    # Packed from K = 64 on.  Alone (benchmarks/minplus_u16_bench.py, H100) the packed kernel makes
+    # 1.7x the float32 relaxations per second at K = 19, 22 and 150; inside whole runs
+    # (benchmarks/results/h100-final*) it gained 11% on del20-unit (K ~ 100) and lost 1.9x on
+    # roadFLA (K ~ 19), a gap not explained yet: small K stays in float32 until it is.
+    switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": any K (benchmarks)
+    packed = bool(integer) and dtype == np.float32 and switch != "0" and (k >= _U16_MIN_K or switch == "all")
+    if packed:
+        kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype), _U16_COLS
+    else:
+        kernel, width = get_kernel("min_plus.cu", "min_plus", dtype), _TILE
+    cols_per_launch = _MAX_GRID_Y * width
+    counter = None  # FASTAPSP_U16_DEBUG=1: count the tiles that fell back to float32 (one sync a call)
+    if packed and os.environ.get("FASTAPSP_U16_DEBUG") == "1":
+        import cupy as cp
+
+        counter = cp.zeros(1, dtype=cp.uint32)
+    extra = (counter if counter is not None else np.uint64(0),) if packed else ()
+    for c0 in range(0, n, cols_per_launch):
+        c1 = min(n, c0 + cols_per_launch)
+        grid = (-(-m // _TILE), -(-(c1 - c0) // width))
+        kernel(grid, (_THREADS,), (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1], np.int64(ldc),
+                                   np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate))) + extra)
+    if counter is not None:
+        tiles = -(-m // _TILE) * -(-n // width)
+        fell = int(counter.get()[0])
+        detail = ""
+        if fell:  # what did not fit: the largest finite operand, fractions, negatives
+            for name, x in (("A", a_), ("B", b_)):
+                fin = x[cp.isfinite(x)]
+                detail += (f" {name}: max {float(fin.max()) if fin.size else 0:g}"
+                           f" fractional {int(cp.count_nonzero(fin != cp.trunc(fin)))}"
+                           f" negative {int(cp.count_nonzero(fin < 0))} nan {int(cp.count_nonzero(cp.isnan(x)))}")
+        print(f"min_plus_u16: {fell} of {tiles} tiles fell back to float32 (M={m} K={k} N={n}){detail}",
+              file=sys.stderr)
     if c_ is not out:
         out[...] = c_
     return out
@@ -328,3 +367,26 @@ def grouped_min_plus_cuda(a, level, out):
         out[...] = c_
     return out
 
+
+
+# ----------------------------------------------------------- column gather
+def take_columns_cuda(src, cols):
+    """``src[:, cols]`` (``cols`` an int64 CuPy array) with the gather kernel of ``gather.cu``.
+
+    CuPy's general ``take(..., axis=1)`` divides every flat index by the row
+    length; this kernel reads one row per grid row instead.
+    """
+    import cupy as cp
+
+    rows = src.shape[0]
+    dtype = _real(src.dtype)
+    out = cp.empty((rows, cols.size), dtype=dtype)
+    if rows == 0 or cols.size == 0:
+        return out
+    s_, lds = _rows(src, dtype)
+    kernel = get_kernel("gather.cu", "take_columns", dtype)
+    for r0 in range(0, rows, _MAX_GRID_Y):
+        r1 = min(rows, r0 + _MAX_GRID_Y)
+        kernel((-(-cols.size // _THREADS), r1 - r0), (_THREADS,),
+               (s_[r0:r1], np.int64(lds), cols, out[r0:r1], np.int64(cols.size), np.int64(cols.size)))
+    return out

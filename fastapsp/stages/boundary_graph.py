@@ -151,10 +151,11 @@ class BoundaryGraph:
             raise ValueError(f"dense_limit {self.dense_limit} must be >= 1 and super_size {self.super_size} >= 2")
         self.seed = int(seed)
         self.n = graph.n
+        self.integer = graph.integer_weights  # whole-number distances: packed 16-bit products on the GPU
         order = partition._order
         self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
         self.position[order] = np.arange(graph.n, dtype=np.int64)
-        self._position_dev = xp.asarray(self.position) if xp is not np else self.position
+        self._position_dev = xp.asarray(self.position, dtype=np.int64) if xp is not np else self.position
         nb = partition.boundary_per_part.astype(np.int64)
         starts = np.zeros(partition.k + 1, dtype=np.int64)
         np.cumsum(partition.sizes, out=starts[1:])
@@ -300,7 +301,7 @@ class BoundaryGraph:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
         for p, rows in self._rows_by_group(0, components):
-            yield p, self.xp.take(rows, self._position_dev, axis=1)
+            yield p, self._take_columns(rows, self._position_dev)
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
@@ -319,12 +320,20 @@ class BoundaryGraph:
                 current, rows_s = s, None
                 rows_s = self._full_rows(level + 1, s)
             local = xp.asarray(lev.next_pos[bstart[g] : bstart[g] + nb] - nxt.starts[s])
-            a = xp.take(xp.take(rows_s, local, axis=0), self._next_pos_dev(lev), axis=1)
+            a = self._take_columns(xp.take(rows_s, local, axis=0), self._next_pos_dev(lev))
             yield g, self._grouped_min_plus(lev, a)
+
+    def _take_columns(self, rows, cols):
+        """``rows[:, cols]``: on the GPU with a row-wise gather kernel."""
+        if self.xp is np:
+            return np.take(rows, cols, axis=1)
+        from ._cuda import take_columns_cuda
+
+        return take_columns_cuda(rows, cols)
 
     def _next_pos_dev(self, lev: _Level):
         if "next_pos" not in lev._device:
-            lev._device["next_pos"] = self.xp.asarray(lev.next_pos)
+            lev._device["next_pos"] = self.xp.asarray(lev.next_pos, dtype=np.int64)
         return lev._device["next_pos"]
 
     def _full_rows(self, level: int, s: int):
@@ -340,7 +349,7 @@ class BoundaryGraph:
         (_, brows), = self._rows_by_group(level, [s])
         rows[:nb] = brows
         if c > nb:
-            min_plus(matrix[nb:, :nb], brows, out=rows[nb:])
+            min_plus(matrix[nb:, :nb], brows, out=rows[nb:], integer=self.integer)
             g0, g1 = int(lev.starts[s]), int(lev.starts[s + 1])
             xp.minimum(rows[nb:, g0:g1], matrix[nb:], out=rows[nb:, g0:g1])
         return rows

@@ -13,7 +13,7 @@ __all__ = ["min_plus"]
 _HOST_BLOCK_BYTES = 1 << 19
 
 
-def min_plus(a, b, *, out=None, accumulate: bool = False):
+def min_plus(a, b, *, out=None, accumulate: bool = False, integer: bool = False):
     """Min-plus product ``out[i, j] = min_t a[i, t] + b[t, j]``.
 
     Parameters
@@ -26,6 +26,11 @@ def min_plus(a, b, *, out=None, accumulate: bool = False):
         Result array, may be a view (for example rows of a row block).
     accumulate : bool
         When True, ``out`` is updated to ``min(out, a (x) b)`` instead of overwritten.
+    integer : bool
+        The operands hold whole numbers (graphs with integer weights).  On the
+        GPU, float32 products then run in packed 16-bit arithmetic wherever the
+        operands fit in it (finite values up to 16,383), and in float32 where
+        they do not; the result is the same.  The host path ignores it.
 
     Returns
     -------
@@ -51,7 +56,7 @@ def min_plus(a, b, *, out=None, accumulate: bool = False):
     if xp is not np:
         from ._cuda import min_plus_cuda
 
-        return min_plus_cuda(a, b, out, accumulate)
+        return min_plus_cuda(a, b, out, accumulate, integer)
     if not accumulate:
         out.fill(np.inf)
     _host_accumulate(out, a, b)

@@ -1,0 +1,261 @@
+// --stats on the GPU: everything fastapsp/reductions.py keeps of one row block,
+// from one read of the block (see fastapsp/reductions_gpu.py for the launches).
+//
+// stats_block, grid (gx, gy), 256 threads.  Block (bx, by) owns the columns
+// [2048 bx, 2048 bx + 2048) of the row block and the rows of slab by.  Warp w,
+// lane l own the columns 2048 bx + 256 w + l + 32 j, j < 8: each load of a warp
+// reads 32 consecutive entries of a row.  Per entry x (inf: unreachable; z = x
+// when finite, 0 otherwise):
+//   * row partials over the block's 2048 columns (sum of z, finite count, sum of
+//     1/z over z > 0, max z), reduced over the warp by shuffles and over the
+//     8 warps in shared memory, written to p_*[a * gx + bx]: stats_rows adds the
+//     gx partials of a row in a fixed order (no atomics, the same sums every run);
+//   * column partials in registers down all rows of the slab, one atomic per
+//     column per block;
+//   * the histogram of every finite z (the diagonal zeros too: the host removes
+//     them, as on the NumPy path).
+//
+// Histogram.  base is the first bin width (a power of two), f = floor(z / base)
+// the fine index.  hist holds `levels` histograms of 2^log2bins bins: level L
+// counts f >> L and holds the values with f < 2^log2bins << L.  A value may be
+// counted at any level from the smallest that holds it up to the final one: the
+// host merges the levels by adding runs of 2^(final - L) bins, exact because
+// widths are powers of two, and the counts are those of the NumPy path, whose
+// width doubles while a distance falls past the last bin.  A block counts at its
+// level (level_hint when it starts, raised when a value needs more), in shared
+// memory for the bins below shared_bins, with global atomics for the others.
+// level_hint ends as the largest level any value needed.  f >= 2^62 is not
+// counted: `overflow` says so and the host refuses the result.
+//
+// Macros: REAL (float or double, the block's type); STATS_INTEGER when the
+// distances are whole numbers and base is 1: sums in int64, f = z.
+#include "common.cuh"
+
+#define ST_THREADS 256
+#define ST_WARPS (ST_THREADS / 32)
+#define ST_CPT 8                            // columns per thread
+#define ST_TILE_COLS (ST_THREADS * ST_CPT)  // columns per block
+#define ST_BATCH 8                          // rows whose partials are reduced together
+#define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
+
+#ifdef STATS_INTEGER
+typedef long long sum_t;
+#else
+typedef double sum_t;
+#endif
+
+__device__ __forceinline__ float st_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double st_max(double a, double b) { return fmax(a, b); }
+
+__device__ __forceinline__ void atomic_add_sum(long long* p, long long v)
+{
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+__device__ __forceinline__ void atomic_add_sum(double* p, double v) { atomicAdd(p, v); }
+
+// Count fine index f (< 0: too large) at the block's level, or at the smallest level holding it.
+__device__ __forceinline__ void st_count(long long f, int level, int log2bins, int shared_bins, int levels,
+                                         unsigned int* sh_hist, int* sh_want, unsigned long long* hist,
+                                         unsigned long long* overflow)
+{
+    if (f < 0) {
+        atomicAdd(overflow, 1ull);
+        return;
+    }
+    const long long bins = 1ll << log2bins;
+    const long long i = f >> level;
+    if (i < bins) {
+        if (i < shared_bins)
+            atomicAdd(sh_hist + i, 1u);
+        else
+            atomicAdd(hist + (long long)level * bins + i, 1ull);
+        return;
+    }
+    // f >= bins << level: the level whose bins hold f is 1 + (highest bit of f) - log2bins > level.
+    const int L = (63 - __clzll(f)) - log2bins + 1;
+    if (L >= levels) {
+        atomicAdd(overflow, 1ull);
+        return;
+    }
+    atomicAdd(hist + (long long)L * bins + (f >> L), 1ull);
+    atomicMax(sh_want, L);
+}
+
+extern "C" __global__ void __launch_bounds__(ST_THREADS)
+stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int rows_per_slab, double inv_base,
+            int log2bins, int shared_bins, int levels, int* level_hint, unsigned long long* hist,
+            unsigned long long* overflow, sum_t* p_sum, int* p_cnt, double* p_harm, REAL* p_max, sum_t* col_sum,
+            unsigned long long* col_reach, double* col_harm)
+{
+    extern __shared__ unsigned int sh_hist[];
+    __shared__ sum_t sh_rs[2][ST_BATCH][ST_WARPS];
+    __shared__ int sh_rc[2][ST_BATCH][ST_WARPS];
+    __shared__ double sh_rh[2][ST_BATCH][ST_WARPS];
+    __shared__ REAL sh_rm[2][ST_BATCH][ST_WARPS];
+    __shared__ int sh_want;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const long long bins = 1ll << log2bins;
+    for (int i = tid; i < shared_bins; i += ST_THREADS) sh_hist[i] = 0u;
+    if (tid == 0) sh_want = *reinterpret_cast<volatile int*>(level_hint);
+    __syncthreads();
+    int level = sh_want;
+
+    const long long cbase = (long long)blockIdx.x * ST_TILE_COLS + warp * (32 * ST_CPT) + lane;
+    const int a0 = blockIdx.y * rows_per_slab;
+    const int a1 = min(r, a0 + rows_per_slab);
+    sum_t csum[ST_CPT];
+    int ccnt[ST_CPT];
+    double charm[ST_CPT];
+#pragma unroll
+    for (int j = 0; j < ST_CPT; ++j) {
+        csum[j] = 0;
+        ccnt[j] = 0;
+        charm[j] = 0.0;
+    }
+
+    for (int a = a0; a < a1; ++a) {
+        const REAL* row = X + (long long)a * ld;
+        REAL x[ST_CPT];
+#pragma unroll
+        for (int j = 0; j < ST_CPT; ++j) {
+            const long long c = cbase + 32 * j;
+            x[j] = c < w ? row[c] : INF_R;
+        }
+        sum_t rs = 0;
+        int rc = 0;
+        double rh = 0.0;
+        REAL rm = (REAL)0;
+#pragma unroll
+        for (int j = 0; j < ST_CPT; ++j) {
+            const REAL v = x[j];
+            if (v < INF_R) {  // finite (distances are never NaN)
+                long long f;
+                sum_t s;
+#ifdef STATS_INTEGER
+                f = v < (REAL)ST_FINE_LIMIT ? (long long)v : -1ll;
+                s = f;
+#else
+                const double zd = (double)v;
+                const double q = zd * inv_base;
+                f = q < ST_FINE_LIMIT ? (long long)q : -1ll;  // truncation is floor for q >= 0
+                s = zd;
+#endif
+                rs += s;
+                csum[j] += s;
+                rc += 1;
+                ccnt[j] += 1;
+                if (v > (REAL)0) {  // 1/d over positive distances, as networkx's harmonic centrality
+                    const double inv = __drcp_rn((double)v);
+                    rh += inv;
+                    charm[j] += inv;
+                }
+                rm = st_max(rm, v);
+                st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            rs += __shfl_xor_sync(FULL_MASK, rs, o);
+            rc += __shfl_xor_sync(FULL_MASK, rc, o);
+            rh += __shfl_xor_sync(FULL_MASK, rh, o);
+            rm = st_max(rm, __shfl_xor_sync(FULL_MASK, rm, o));
+        }
+        const int k = a - a0;
+        const int slot = k % ST_BATCH, buf = (k / ST_BATCH) & 1;
+        if (lane == 0) {
+            sh_rs[buf][slot][warp] = rs;
+            sh_rc[buf][slot][warp] = rc;
+            sh_rh[buf][slot][warp] = rh;
+            sh_rm[buf][slot][warp] = rm;
+        }
+        if (slot == ST_BATCH - 1 || a == a1 - 1) {  // the same for every thread of the block
+            __syncthreads();  // the batch's warp partials are written; no value is being counted
+            const int want = sh_want;
+            __syncthreads();  // every thread has read sh_want before the next batch may raise it
+            if (tid <= slot) {
+                // Buffer `buf` is written again two batches later, after two more barriers.
+                sum_t s = 0;
+                int c = 0;
+                double h = 0.0;
+                REAL m = (REAL)0;
+#pragma unroll
+                for (int u = 0; u < ST_WARPS; ++u) {
+                    s += sh_rs[buf][tid][u];
+                    c += sh_rc[buf][tid][u];
+                    h += sh_rh[buf][tid][u];
+                    m = st_max(m, sh_rm[buf][tid][u]);
+                }
+                const long long p = (long long)(a - slot + tid) * gridDim.x + blockIdx.x;
+                p_sum[p] = s;
+                p_cnt[p] = c;
+                p_harm[p] = h;
+                p_max[p] = m;
+            }
+            if (want > level) {  // a value needed a wider bin: move the shared bins to their level, go up
+                for (int i = tid; i < shared_bins; i += ST_THREADS) {
+                    const unsigned int v = sh_hist[i];
+                    if (v) {
+                        atomicAdd(hist + (long long)level * bins + i, (unsigned long long)v);
+                        sh_hist[i] = 0u;
+                    }
+                }
+                if (tid == 0) atomicMax(level_hint, want);
+                level = want;
+                __syncthreads();
+            }
+        }
+    }
+
+    __syncthreads();
+    for (int i = tid; i < shared_bins; i += ST_THREADS) {
+        const unsigned int v = sh_hist[i];
+        if (v) atomicAdd(hist + (long long)level * bins + i, (unsigned long long)v);
+    }
+#pragma unroll
+    for (int j = 0; j < ST_CPT; ++j) {
+        const long long c = cbase + 32 * j;
+        if (c < w && ccnt[j] > 0) {
+            atomic_add_sum(col_sum + col0 + c, csum[j]);
+            atomicAdd(col_reach + col0 + c, (unsigned long long)ccnt[j]);
+            if (charm[j] != 0.0) atomicAdd(col_harm + col0 + c, charm[j]);
+        }
+    }
+}
+
+// Adds the gx partials of every row, in order, to the accumulators of its vertex.
+// Grid: ceil(r / 8) blocks of 256 threads, one warp a row.  The rows of one
+// block of the distance matrix are distinct vertices, so no two warps share one.
+extern "C" __global__ void __launch_bounds__(ST_THREADS)
+stats_rows(const long long* rows, int r, int gx, const sum_t* p_sum, const int* p_cnt, const double* p_harm,
+           const REAL* p_max, sum_t* row_sum, long long* row_reach, double* row_harm, double* row_max)
+{
+    const int a = blockIdx.x * ST_WARPS + (threadIdx.x >> 5);
+    const int lane = threadIdx.x & 31;
+    if (a >= r) return;
+    sum_t s = 0;
+    long long c = 0;
+    double h = 0.0;
+    REAL m = (REAL)0;
+    for (int t = lane; t < gx; t += 32) {
+        const long long p = (long long)a * gx + t;
+        s += p_sum[p];
+        c += p_cnt[p];
+        h += p_harm[p];
+        m = st_max(m, p_max[p]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        s += __shfl_xor_sync(FULL_MASK, s, o);
+        c += __shfl_xor_sync(FULL_MASK, c, o);
+        h += __shfl_xor_sync(FULL_MASK, h, o);
+        m = st_max(m, __shfl_xor_sync(FULL_MASK, m, o));
+    }
+    if (lane == 0) {
+        const long long v = rows[a];
+        row_sum[v] += s;
+        row_reach[v] += c;
+        row_harm[v] += h;
+        row_max[v] = fmax(row_max[v], (double)m);
+    }
+}

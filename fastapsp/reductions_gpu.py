@@ -1,0 +1,170 @@
+"""The CuPy path of :class:`fastapsp.reductions.StatsAccumulator`: one fused kernel per row block.
+
+``kernels/reduce_stats.cu`` reads a row block once and adds its row, column and
+histogram parts to the accumulators on the device; nothing is copied back and
+nothing waits for the GPU until :meth:`GpuStats.collapse` at the end of the run.
+The histogram is kept at several widths at once (``levels`` x ``bins``, see the
+kernel's header) and merged to the final width there, giving the counts of the
+NumPy path, whose width doubles while a distance falls past the last bin.
+
+The kernels run on a stream of their own (high priority), so the reduction of
+block p overlaps the min-plus product of block p + 1: the reduction is bound by
+memory bandwidth, the product mostly by arithmetic.  The block is kept alive
+until the next update, which makes the compute stream wait for the reduction
+before the block's memory can be handed out again.  ``FASTAPSP_STATS_OVERLAP=0``
+runs the kernels on the compute stream instead (for comparison).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from .kernels import get_kernel
+
+__all__ = ["GpuStats", "kernel_supports"]
+
+_TILE_COLS = 2048  # columns per block of stats_block (ST_TILE_COLS)
+_THREADS = 256
+_SHARED_BYTES = 44 * 1024  # shared-memory bins per block (the rest of 48 KiB holds row partials)
+_FINE_BITS = 62  # fine indices below 2**62 are counted (ST_FINE_LIMIT)
+_MIN_SLAB_ROWS = 64  # rows per block at least: the shared bins are cleared and flushed once per block
+
+
+def kernel_supports(acc, block) -> bool:
+    """Whether the kernel handles this accumulator and block (float32/float64; base width 1 for whole numbers)."""
+    return block.dtype in (np.float32, np.float64) and (not acc.integer or acc.base_width == 1.0)
+
+
+def _levels(bins: int, base: float, max_distance: float | None) -> int:
+    """Histogram levels needed for distances up to ``max_distance`` (all fine indices below 2**62 when unknown)."""
+    log2bins = bins.bit_length() - 1
+    top = _FINE_BITS - log2bins + 1
+    if max_distance is None or not math.isfinite(max_distance):
+        return top
+    fine = max(1.0, float(max_distance) / base)
+    if fine >= 2.0**_FINE_BITS:
+        return top
+    highest = math.floor(math.log2(fine))
+    return int(min(top, max(1, highest - log2bins + 1) + 2))  # one level of margin for rounded sums
+
+
+class GpuStats:
+    """Device state of the fused kernel: the histogram levels, the level reached and the overflow count.
+
+    Parameters
+    ----------
+    acc : StatsAccumulator
+        The accumulator whose per-vertex arrays (CuPy) the kernel adds to.
+    max_distance : float, optional
+        An upper bound on the distances (sizes the histogram levels).
+    """
+
+    def __init__(self, acc, max_distance: float | None = None) -> None:
+        import cupy as cp
+
+        self.acc = acc
+        self.cp = cp
+        self.log2bins = acc.bins.bit_length() - 1
+        self.levels = _levels(acc.bins, acc.base_width, max_distance)
+        self.hist = cp.zeros((self.levels, acc.bins), dtype=cp.uint64)
+        self.level = cp.zeros(1, dtype=cp.int32)
+        self.overflow = cp.zeros(1, dtype=cp.uint64)
+        self.shared_bins = int(min(acc.bins, _SHARED_BYTES // 4))
+        self.options = ("-DSTATS_INTEGER",) if acc.integer else ()
+        self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        self._rows = (None, None)
+        self.stream = None
+        if os.environ.get("FASTAPSP_STATS_OVERLAP", "1") != "0":
+            # CUDA clamps a priority past the device's range to its highest (-5 on current GPUs).
+            self.stream = cp.cuda.Stream(non_blocking=True, priority=-100)
+        self._held = None  # (block, event): the last block, until its reduction is ordered before reuse
+
+    def device_rows(self, rows, rows_host: np.ndarray):
+        """The row ids on the device; the copy of the last host array is reused (a component's column chunks)."""
+        if type(rows).__module__.startswith("cupy"):
+            return rows.astype(self.cp.int64, copy=False)
+        if self._rows[0] is rows:
+            return self._rows[1]
+        dev = self.cp.asarray(rows_host)
+        self._rows = (rows, dev)
+        return dev
+
+    def update(self, rows, rows_host, column_start: int, block) -> None:
+        """Add ``block[a, j] = d(rows[a], column_start + j)`` (launches only; the host does not wait)."""
+        if self.stream is None:
+            self._launch(self.device_rows(rows, rows_host), column_start, block)
+            return
+        compute = self.cp.cuda.get_current_stream()
+        self.stream.wait_event(compute.record())  # the block is complete
+        with self.stream:
+            self._launch(self.device_rows(rows, rows_host), column_start, block)
+        done = self.stream.record()
+        self.release()
+        self._held = (block, done)
+
+    def release(self) -> None:
+        """Order the compute stream after the reduction of the held block, then let the block go."""
+        if self._held is not None:
+            self.cp.cuda.get_current_stream().wait_event(self._held[1])
+            self._held = None
+
+    def after_kernels(self) -> None:
+        """Order the compute stream after every reduction launched so far."""
+        self.release()
+        if self.stream is not None:
+            self.cp.cuda.get_current_stream().wait_event(self.stream.record())
+
+    def _launch(self, rows_dev, column_start: int, block) -> None:
+        cp, acc = self.cp, self.acc
+        r, w = block.shape
+        item = block.itemsize
+        if not (w <= 1 or block.strides[1] == item) or block.strides[0] < 0 or block.strides[0] % item:
+            block = cp.ascontiguousarray(block)
+        ld = block.strides[0] // item if r > 1 else max(w, 1)
+        gx = -(-w // _TILE_COLS)
+        gy = max(1, min(-(-r // _MIN_SLAB_ROWS), -(-4 * self.sms // gx), 65535))
+        slab = -(-r // gy)
+        gy = -(-r // slab)
+        sum_type = cp.int64 if acc.integer else cp.float64
+        p_sum = cp.empty((r, gx), dtype=sum_type)
+        p_cnt = cp.empty((r, gx), dtype=cp.int32)
+        p_harm = cp.empty((r, gx), dtype=cp.float64)
+        p_max = cp.empty((r, gx), dtype=block.dtype)
+        main = get_kernel("reduce_stats.cu", "stats_block", block.dtype, options=self.options)
+        main((gx, gy), (_THREADS,),
+             (block, np.int64(ld), np.int32(r), np.int64(w), np.int64(column_start), np.int32(slab),
+              np.float64(1.0 / acc.base_width), np.int32(self.log2bins), np.int32(self.shared_bins),
+              np.int32(self.levels), self.level, self.hist, self.overflow, p_sum, p_cnt, p_harm, p_max,
+              acc.col_sum, acc.col_reach, acc.col_harm),
+             shared_mem=4 * self.shared_bins)
+        rows_kernel = get_kernel("reduce_stats.cu", "stats_rows", block.dtype, options=self.options)
+        rows_kernel((-(-r // (_THREADS // 32)),), (_THREADS,),
+                    (rows_dev, np.int32(r), np.int32(gx), p_sum, p_cnt, p_harm, p_max, acc.row_sum, acc.row_reach,
+                     acc.row_harm, acc.row_max))
+
+    def level_reached(self) -> int:
+        """The widest level any counted distance needed (waits for the GPU)."""
+        self.release()
+        if self.stream is not None:
+            self.stream.synchronize()
+        if int(self.overflow.get()[0]):
+            raise ValueError(f"stats: {int(self.overflow.get()[0])} distances are at least 2**62 histogram bins "
+                             f"of width {self.acc.base_width}; the histogram cannot hold them")
+        return int(self.level.get()[0])
+
+    def collapse(self, level: int):
+        """The histogram at ``level``: bin i holds the levels' bins that lie inside it (int64, on the device)."""
+        cp = self.cp
+        bins = self.acc.bins
+        out = cp.zeros(bins, dtype=cp.int64)
+        for L in range(min(level, self.levels - 1) + 1):
+            shift = level - L
+            part = self.hist[L].astype(cp.int64)
+            if shift >= self.log2bins:
+                out[0] += part.sum()
+            else:
+                out[: bins >> shift] += part.reshape(bins >> shift, 1 << shift).sum(axis=1)
+        return out

@@ -1,0 +1,77 @@
+"""The cost model's choice of k (``fastapsp.cost``): a measured boundary law, memory, the report."""
+
+import json
+
+import numpy as np
+import pytest
+
+from cli_util import run_cli
+from fastapsp.cost import auto_k, choose_k, sample_boundary
+from fastapsp.graph import Graph
+
+
+def _grid(side):
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    return Graph.from_edges(side * side, src, dst, directed=False)
+
+
+def _expander(n, degree, seed):
+    """A random graph of ``degree`` random arcs a vertex: no small separators."""
+    rng = np.random.default_rng(seed)
+    src = np.repeat(np.arange(n), degree)
+    return Graph.from_edges(n, src, rng.integers(0, n, src.size), directed=False)
+
+
+def test_a_grid_has_a_perimeter_law():
+    """Planar: boundary ~ sqrt(size); the sampled region is smaller than the grid."""
+    alpha, beta = sample_boundary(_grid(300), sample=20_000, sizes=(1600, 400))
+    assert 0.3 <= beta <= 0.7
+    assert 1.0 <= alpha * 1600**beta <= 400  # between a point and the whole part
+
+
+def test_an_expander_has_a_volume_law():
+    """Random graphs: most of every part is boundary, so the law is close to linear."""
+    _, beta = sample_boundary(_expander(20_000, 4, 1), sample=10_000, sizes=(1600, 400))
+    assert beta >= 0.75
+
+
+def test_memory_rules_out_large_components():
+    n = 1_000_000
+    free, _ = choose_k(n, 6 * n, 3.0, 0.5, unit_weights=True, backend="cupy")
+    # Room for components of at most about 2,000 vertices (three c x c matrices and two c x n blocks).
+    memory = (3 * 2000.0**2 + 2 * 2000.0 * n) * 4
+    tight, _ = choose_k(n, 6 * n, 3.0, 0.5, unit_weights=True, backend="cupy", memory_bytes=memory)
+    assert n / tight <= 2000 * 1.01
+    assert tight >= free or n / free <= 2000 * 1.01
+
+
+def test_small_graphs_skip_the_model():
+    choice = auto_k(_grid(20), backend="numpy")
+    assert choice["rule"].startswith("n / 1800") and choice["k"] == 1
+
+
+def test_report_gives_the_chosen_k_and_a_given_k_wins(tmp_path):
+    path = tmp_path / "grid.mtx"
+    graph = _grid(70)  # 4,900 vertices: the cost model decides
+    src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+    keep = src < graph.indices
+    lines = [f"{u + 1} {v + 1}" for u, v in zip(src[keep], graph.indices[keep])]
+    path.write_text("%%MatrixMarket matrix coordinate pattern symmetric\n"
+                    f"{graph.n} {graph.n} {len(lines)}\n" + "\n".join(lines) + "\n")
+    auto = tmp_path / "auto.json"
+    given = tmp_path / "given.json"
+    for report, extra in ((auto, []), (given, ["-k", "7"])):
+        proc = run_cli("solve", path, "--backend", "numpy", "--output", "none", "--report", report, "--quiet", *extra)
+        assert proc.returncode == 0, proc.stderr
+    a, g = json.loads(auto.read_text()), json.loads(given.read_text())
+    assert a["k_choice"]["rule"] == "cost model" and a["k"] == a["k_choice"]["k"] >= 1
+    assert {"alpha", "beta", "predicted_seconds"} <= set(a["k_choice"])
+    assert g["k"] == 7 and g["k_choice"] == {"k": 7, "rule": "given"}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_choice_is_deterministic(seed):
+    graph = _grid(90)
+    assert auto_k(graph, backend="cupy", seed=seed)["k"] == auto_k(graph, backend="cupy", seed=seed)["k"]
