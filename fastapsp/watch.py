@@ -26,8 +26,9 @@ with one line naming the rank, its component and its stage:
   -disable-auto-cleanup``).  The folder is removed when the job ends.
 
 Ranks on other hosts are not watched (their process ids mean nothing here);
-their launcher ends them when the supervisor exits.  ``FASTAPSP_SUPERVISE=0``
-turns the supervisor off.
+their launcher ends them when the supervisor exits.  The supervisor is on by
+default under MPICH's hydra only (tested there); ``FASTAPSP_SUPERVISE=1``
+turns it on elsewhere, ``FASTAPSP_SUPERVISE=0`` off.
 """
 
 from __future__ import annotations
@@ -61,6 +62,25 @@ _PIPE: int | None = None  # in a supervised worker: where it tells its superviso
 
 
 # ------------------------------------------------------------------ the supervisor
+def _supervise_wanted() -> bool:
+    """``FASTAPSP_SUPERVISE`` (1 or 0) decides; by default only under MPICH's hydra.
+
+    The forked worker initialises MPI from the launcher's environment.  That is
+    tested with hydra (its PMI connection is an inherited descriptor,
+    ``PMI_FD``); under Open MPI's ``mpirun`` and SLURM's ``srun`` it has not
+    been tried yet, so there the supervisor is off unless asked for (Open MPI
+    signals the surviving ranks with SIGTERM first, and their handlers name the
+    dead rank from its status file).
+    """
+    asked = os.environ.get("FASTAPSP_SUPERVISE", "").lower()
+    if asked in ("0", "no", "off"):
+        return False
+    if asked in ("1", "yes", "on"):
+        return True
+    hydra = "PMI_FD" in os.environ or "PMI_PORT" in os.environ
+    return hydra and not any(v in os.environ for v in ("OMPI_COMM_WORLD_RANK", "SLURM_PROCID"))
+
+
 def supervise() -> None:
     """Under a launcher on Linux, fork: the child returns and does the work; the parent supervises it.
 
@@ -68,12 +88,12 @@ def supervise() -> None:
     status, or, when a signal killed the child, reports the rank's last
     status in one line on standard error and exits with 128 + the signal.
     Does nothing without a launcher, with one rank, without ``fork`` and
-    ``prctl``, or with ``FASTAPSP_SUPERVISE=0``.
+    ``prctl``, or when :func:`_supervise_wanted` says no.
     """
     global _PIPE
     from .comm import launched_under_mpi
 
-    if os.environ.get("FASTAPSP_SUPERVISE", "").lower() in ("0", "no", "off") or not launched_under_mpi():
+    if not _supervise_wanted() or not launched_under_mpi():
         return
     if _env_int(_SIZE_VARS, 2) < 2 or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return
