@@ -46,7 +46,7 @@ def _build_parser() -> argparse.ArgumentParser:
         p.add_argument("graph", nargs="?", help="graph file (.mtx, .graph, .txt, .cedge, .gr; gzip ok)")
         p.add_argument("--format", choices=FORMATS, default=None, help="file format (default: from the extension)")
         p.add_argument("--undirected", action="store_true", default=None, help="treat every arc as an edge")
-        p.add_argument("-k", type=int, default=None, help="number of components (default: n / 1800)")
+        p.add_argument("-k", type=int, default=None, help="number of components (default: chosen by the cost model, see the report's k_choice)")
         p.add_argument("--partitioner", choices=list(PARTITIONERS), default=None,
                        help="default: metis; NAME+b adds the boundary refinement")
         p.add_argument("--refine", choices=REFINEMENTS, default=None,
