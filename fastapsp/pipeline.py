@@ -487,8 +487,10 @@ class _HostWriter:
             self._finish(slot)
         with timer("host_copy", sync=False):
             if slot["buffer"] is None or slot["buffer"].size < block.size:
+                # Grown to the next power of two: blocks of --sources grow a little at a time,
+                # and each new pinned buffer costs a page-locking allocation.
                 slot["buffer"] = None
-                slot["buffer"] = self.empty_pinned((block.size,), dtype=self.dtype)
+                slot["buffer"] = self.empty_pinned((1 << max(0, block.size - 1).bit_length(),), dtype=self.dtype)
             host = slot["buffer"][: block.size].reshape(block.shape)
             ready = self.xp.cuda.Event()
             self.stream.wait_event(self.xp.cuda.get_current_stream().record())
