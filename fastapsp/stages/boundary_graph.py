@@ -195,7 +195,6 @@ class BoundaryGraph:
 
     def _build_upper_levels(self, bs, bd, w) -> None:
         """Levels 1, 2, ... from the cut arcs of level 0 (in boundary index), up to the dense top."""
-        xp = self.xp
         while True:
             lev = self.levels[-1]
             total = int(lev.nb.sum())
@@ -295,7 +294,6 @@ class BoundaryGraph:
         super-group's rows are made once; the order may differ from the one given.
         """
         components = [int(p) for p in components]
-        lev = self.levels[0]
         if len(self.levels) == 1:  # no boundary anywhere
             for p in components:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)

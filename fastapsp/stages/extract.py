@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from ..backend import array_module
-
 __all__ = ["extract_inner_to_boundary"]
 
 
@@ -28,7 +26,6 @@ def extract_inner_to_boundary(matrix, n_boundary: int):
     >>> extract_inner_to_boundary(np.arange(9.0).reshape(3, 3), 1).tolist()
     [[3.0], [6.0]]
     """
-    xp = array_module(matrix)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"matrix: expected a square matrix, found shape {matrix.shape}")
     if not 0 <= n_boundary <= matrix.shape[0]:
