@@ -66,6 +66,26 @@ def _grid(side, rng):
     return Graph.from_edges(side * side, src, dst, rng.integers(1, 9, src.size).astype(float), directed=False)
 
 
+def test_upper_rows_are_made_once_per_run_of_groups(xp, monkeypatch):
+    """Groups are visited in the order of their super-groups; a super-group's rows are kept between them."""
+    side = 24
+    graph = _grid(side, np.random.default_rng(9))
+    ids = np.arange(side * side)
+    labels = (ids // side // 6) * 4 + (ids % side) // 6  # 6 x 6 blocks: 16 components
+    part = make_partition(graph, labels, 16, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    made = []
+    original = BoundaryGraph._make_full_rows
+
+    def counting(self, level, s, *args):
+        made.append((level, s))
+        return original(self, level, s, *args)
+
+    monkeypatch.setattr(BoundaryGraph, "_make_full_rows", counting)
+    bg = _check_rows(graph, part, xp, dense_limit=30, super_size=60)
+    assert len(bg.levels) >= 4  # levels 0, 1, 2, ...: upper rows are asked for by several groups below
+    assert made and len(made) == len(set(made))
+
+
 def test_levels_are_built_when_the_boundary_is_large(xp):
     graph = _grid(16, np.random.default_rng(5))
     bg = _check_rows(graph, partition_graph(graph, 32), xp, dense_limit=40, super_size=24)

@@ -152,6 +152,7 @@ class BoundaryGraph:
         self.seed = int(seed)
         self.n = graph.n
         self.integer = graph.integer_weights  # whole-number distances: packed 16-bit products on the GPU
+        self._kept_rows: dict = {}  # level -> (group, its full rows), see _full_rows
         order = partition._order
         self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
         self.position[order] = np.arange(graph.n, dtype=np.int64)
@@ -335,11 +336,23 @@ class BoundaryGraph:
         return lev._device["next_pos"]
 
     def _full_rows(self, level: int, s: int):
-        """Distances from every vertex of group ``s`` of ``level`` (>= 1) to all of the level's vertices."""
+        """Distances from every vertex of group ``s`` of ``level`` (>= 1) to all of the level's vertices.
+
+        The last group's rows of every level are kept: groups below are visited
+        in the order of their super-groups, so consecutive ones share them.
+        """
         lev = self.levels[level]
         matrix = lev.local[s]
         if lev.super_of is None:  # top level: the dense closure is the answer
             return matrix
+        kept = self._kept_rows.get(level)
+        if kept is not None and kept[0] == s:
+            return kept[1]
+        rows = self._make_full_rows(level, s, lev, matrix)
+        self._kept_rows[level] = (s, rows)
+        return rows
+
+    def _make_full_rows(self, level: int, s: int, lev, matrix):
         xp = self.xp
         nb = int(lev.nb[s])
         c = matrix.shape[0]
