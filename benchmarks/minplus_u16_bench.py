@@ -1,5 +1,5 @@
 """Kernel-level timing of the min-plus variants (float32, packed 16-bit DPX, packed 16-bit add + SIMD min)
-and of the column gather, on the shapes of the million-vertex runs.  One JSON under benchmarks/results/.
+on the shapes of the million-vertex runs.  One JSON under benchmarks/results/.
 
     python benchmarks/minplus_u16_bench.py --tag h100-kernels
 """
@@ -60,14 +60,6 @@ def main(argv=None):
                          "relaxations_per_s": m * k * args.n / sec, "bytes_written_per_s": m * args.n * 4 / sec})
             print(f"{name:10s} M={m:5d} K={k:4d} {sec * 1e3:8.2f} ms  {m * k * args.n / sec / 1e12:6.2f} T relax/s  "
                   f"{m * args.n * 4 / sec / 1e9:7.1f} GB/s written", flush=True)
-    from fastapsp.stages._cuda import take_columns_cuda
-
-    src = cp.asarray(rng.random((150, args.n)).astype(np.float32))
-    cols = cp.asarray(rng.permutation(args.n), dtype=cp.int64)
-    for name, fn in [("cupy_take", lambda: cp.take(src, cols, axis=1)), ("take_columns", lambda: take_columns_cuda(src, cols))]:
-        sec = timed(fn)
-        rows.append({"kernel": name, "rows": 150, "N": args.n, "seconds": sec})
-        print(f"{name:12s} 150 x {args.n}: {sec * 1e3:.2f} ms", flush=True)
     write_result({"benchmark": "minplus_u16_bench", "results": rows, "metadata": metadata()},
                  folder=f"benchmarks/results/{args.tag}", name="kernels")
 

@@ -165,17 +165,3 @@ def test_cli_reports_the_method(tmp_path):
     bad = run_cli("solve", DATA / "minnesota.mtx.gz", "--sssp-method", "magic")
     assert bad.returncode != 0 and "sssp-method" in bad.stderr
 
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_column_gather_kernel(xp, dtype):
-    """The row-wise column gather that puts level-order rows back in vertex order."""
-    if xp is np:
-        pytest.skip("the gather kernel is the GPU path; NumPy uses np.take")
-    from fastapsp.stages._cuda import take_columns_cuda
-
-    rng = np.random.default_rng(3)
-    src = rng.random((70, 5000)).astype(dtype)
-    src[rng.random(src.shape) < 0.1] = np.inf
-    cols = rng.permutation(5000)[:4321]
-    got = take_columns_cuda(xp.asarray(src)[:, :4900], xp.asarray(cols[cols < 4900], dtype=np.int64))
-    np.testing.assert_array_equal(host(got), src[:, cols[cols < 4900]])

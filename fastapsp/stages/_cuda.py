@@ -22,7 +22,6 @@ __all__ = [
     "blocked_floyd_warshall_cuda",
     "min_plus_cuda",
     "assemble_row_block_cuda",
-    "take_columns_cuda",
 ]
 
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
@@ -368,25 +367,3 @@ def grouped_min_plus_cuda(a, level, out):
     return out
 
 
-
-# ----------------------------------------------------------- column gather
-def take_columns_cuda(src, cols):
-    """``src[:, cols]`` (``cols`` an int64 CuPy array) with the gather kernel of ``gather.cu``.
-
-    CuPy's general ``take(..., axis=1)`` divides every flat index by the row
-    length; this kernel reads one row per grid row instead.
-    """
-    import cupy as cp
-
-    rows = src.shape[0]
-    dtype = _real(src.dtype)
-    out = cp.empty((rows, cols.size), dtype=dtype)
-    if rows == 0 or cols.size == 0:
-        return out
-    s_, lds = _rows(src, dtype)
-    kernel = get_kernel("gather.cu", "take_columns", dtype)
-    for r0 in range(0, rows, _MAX_GRID_Y):
-        r1 = min(rows, r0 + _MAX_GRID_Y)
-        kernel((-(-cols.size // _THREADS), r1 - r0), (_THREADS,),
-               (s_[r0:r1], np.int64(lds), cols, out[r0:r1], np.int64(cols.size), np.int64(cols.size)))
-    return out

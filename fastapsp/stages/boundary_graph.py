@@ -300,7 +300,7 @@ class BoundaryGraph:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
         for p, rows in self._rows_by_group(0, components):
-            yield p, self._take_columns(rows, self._position_dev)
+            yield p, self.xp.take(rows, self._position_dev, axis=1)
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
@@ -319,16 +319,8 @@ class BoundaryGraph:
                 current, rows_s = s, None
                 rows_s = self._full_rows(level + 1, s)
             local = xp.asarray(lev.next_pos[bstart[g] : bstart[g] + nb] - nxt.starts[s])
-            a = self._take_columns(xp.take(rows_s, local, axis=0), self._next_pos_dev(lev))
+            a = xp.take(xp.take(rows_s, local, axis=0), self._next_pos_dev(lev), axis=1)
             yield g, self._grouped_min_plus(lev, a)
-
-    def _take_columns(self, rows, cols):
-        """``rows[:, cols]``: on the GPU with a row-wise gather kernel."""
-        if self.xp is np:
-            return np.take(rows, cols, axis=1)
-        from ._cuda import take_columns_cuda
-
-        return take_columns_cuda(rows, cols)
 
     def _next_pos_dev(self, lev: _Level):
         if "next_pos" not in lev._device:
