@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["RATES", "predict", "choose_method", "choose_k", "sample_boundary", "auto_k", "SSSP_METHODS"]
+__all__ = ["RATES", "predict", "choose_method", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
 
@@ -150,6 +150,11 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
     return float(alpha), beta
 
 
+def default_k(n: int) -> int:
+    """Components of about 1,800 vertices (k = 64 for luxembourg_osm), at least 1: the rule for small graphs."""
+    return max(1, min(n, round(n / 1800)))
+
+
 def _ball(graph, start: int, size: int) -> np.ndarray:
     """About ``size`` vertices nearest to ``start`` in hops (out-arcs; in-arcs too for directed graphs).
 
@@ -201,7 +206,7 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
     if n <= 1:
         return 1, {"total": 0.0}
     itemsize = np.dtype(dtype).itemsize
-    best_k, best = max(1, min(n, round(n / 1800))), None
+    best_k, best = default_k(n), None
     for c in sizes:
         k = max(1, min(n, round(n / c)))
         size = n / k
@@ -230,8 +235,7 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
 
     start = time.perf_counter()
     if graph.n < 4096:  # small graphs: nothing to gain from measuring
-        k = max(1, min(graph.n, round(graph.n / 1800)))
-        return {"k": k, "rule": "n / 1800 (small graph)", "seconds": time.perf_counter() - start}
+        return {"k": default_k(graph.n), "rule": "n / 1800 (small graph)", "seconds": time.perf_counter() - start}
     alpha, beta = sample_boundary(graph, seed=seed)
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
                             dtype=dtype, memory_bytes=memory_bytes)

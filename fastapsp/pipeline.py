@@ -16,7 +16,7 @@ import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend, start_gpu_warmup
 from .comm import max_over_ranks, run_or_abort, run_phase, select_device
-from .cost import SSSP_METHODS, auto_k, predict
+from .cost import SSSP_METHODS, auto_k, default_k, predict
 from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
@@ -47,11 +47,6 @@ __all__ = ["SolveOptions", "STAGES", "default_k", "run_components", "solve_job"]
 
 STAGES = ("sssp", "local_fw", "boundary_graph", "boundary_rows", "build", "floyd_warshall", "extract", "min_plus",
           "assemble", "stats", "host_copy", "write")
-
-
-def default_k(n: int) -> int:
-    """Components of about 1,800 vertices (k = 64 for luxembourg_osm), at least 1."""
-    return max(1, min(n, round(n / 1800)))
 
 
 @dataclass

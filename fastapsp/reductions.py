@@ -41,7 +41,7 @@ import numpy as np
 
 from .backend import array_module
 
-__all__ = ["StatsAccumulator", "Stats", "graph_weights_are_integers", "finish_stats"]
+__all__ = ["StatsAccumulator", "Stats", "finish_stats"]
 
 # Elements of one row block reduced at once: bounds the temporaries (about 30 bytes each).
 _CHUNK_ELEMENTS = 1 << 22
@@ -49,12 +49,6 @@ _INTEGER_BINS = 1 << 16
 _REAL_BINS = 1 << 10
 _VERTEX_ARRAYS = ("eccentricity", "closeness", "closeness_out", "harmonic", "harmonic_out", "sum_distances",
                   "sum_distances_in", "reachable", "reachable_in")
-
-
-def graph_weights_are_integers(graph) -> bool:
-    """True when every arc weight is a whole number (distances are then integers)."""
-    w = graph.weights
-    return bool(np.all(w == np.floor(w)))
 
 
 def _initial_bin_width(graph, integer: bool) -> float:
@@ -122,7 +116,7 @@ class StatsAccumulator:
             import cupy as xp
         else:
             xp = np
-        integer = graph_weights_are_integers(graph)
+        integer = graph.integer_weights
         from .precision import distance_bound
 
         return cls(graph.n, xp=xp, integer=integer, directed=graph.directed,
