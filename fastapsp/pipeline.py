@@ -324,6 +324,24 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     return closed, blocks
 
 
+def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=None):
+    """Stages 2-3 of one component: its matrix built from the boundary rows and arcs, then closed.
+
+    With ``paths`` (:class:`_Predecessors`) the predecessors are built and closed beside it.
+    """
+    indptr, indices, weights = csr
+    with timer("build"):
+        matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
+        if paths is not None:
+            paths.build(vertices, nb)
+    with timer("floyd_warshall"):
+        if paths is None:
+            blocked_floyd_warshall(matrix, tile=tile)
+        else:
+            paths.close_matrix(matrix)
+    return matrix
+
+
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
                on_block=None, closed=None, paths=None):
     """Stages 2-6 of one component, its boundary rows already computed.
@@ -333,21 +351,10 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     the shorter of the paths inside the component and those through its boundary.
     With ``paths`` (:class:`_Predecessors`) every stage carries the predecessors too.
     """
-    indptr, indices, weights = csr
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host)
-    if closed is None:
-        with timer("build"):
-            matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
-            if paths is not None:
-                paths.build(vertices, nb)
-        with timer("floyd_warshall"):
-            if paths is None:
-                blocked_floyd_warshall(matrix, tile=tile)
-            else:
-                paths.close_matrix(matrix)
-    else:
-        matrix = closed
+    matrix = closed if closed is not None else build_and_close(csr, vertices, nb, rows_b, tile=tile, timer=timer,
+                                                               paths=paths)
     with timer("extract"):
         inner = extract_inner_to_boundary(matrix, nb)
         if paths is not None:

@@ -21,8 +21,7 @@ import re
 import numpy as np
 
 from .errors import ConfigError
-from .stages import (blocked_floyd_warshall, boundary_sssp, build_component_matrix, extract_inner_to_boundary,
-                     min_plus)
+from .stages import boundary_sssp, extract_inner_to_boundary, min_plus
 
 __all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_method", "component_rows", "sssp_rows", "run_sssp_rows",
            "METHODS", "ids_path"]
@@ -197,23 +196,15 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
     With ``paths`` (``--predecessors``, :class:`fastapsp.pipeline._Predecessors`)
     the predecessors are carried along and their blocks go to ``paths.writer``.
     """
-    indptr, indices, weights = csr
     local = np.asarray(local, dtype=np.int64)
     ids = vertices_host[local]
     boundary = local[local < nb]
     interior = local[local >= nb]
     own = inner = own_p = keep = None
     if interior.size:
-        vertices = xp.asarray(vertices_host)
-        with timer("build"):
-            matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
-            if paths is not None:
-                paths.build(vertices, nb)
-        with timer("floyd_warshall"):
-            if paths is None:
-                blocked_floyd_warshall(matrix, tile=tile)
-            else:
-                paths.close_matrix(matrix)
+        from .pipeline import build_and_close
+
+        matrix = build_and_close(csr, xp.asarray(vertices_host), nb, rows_b, tile=tile, timer=timer, paths=paths)
         with timer("extract"):
             keep = xp.asarray(interior)
             inner = extract_inner_to_boundary(matrix, nb)[keep - nb]
