@@ -37,6 +37,7 @@
 #define ST_TILE_COLS (ST_THREADS * ST_CPT)  // columns per block
 #define ST_BATCH 8                          // rows whose partials are reduced together
 #define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
+#define ST_NOT_COUNTED (-2ll)                  // an unreachable entry: no bin
 
 #ifdef STATS_INTEGER
 typedef long long sum_t;
@@ -56,28 +57,28 @@ __device__ __forceinline__ void atomic_add_sum(double* p, double v) { atomicAdd(
 // Count fine index f (< 0: too large) at the block's level, or at the smallest level holding it.
 __device__ __forceinline__ void st_count(long long f, int level, int log2bins, int shared_bins, int levels,
                                          unsigned int* sh_hist, int* sh_want, unsigned long long* hist,
-                                         unsigned long long* overflow)
+                                         unsigned long long* overflow, unsigned int count = 1u)
 {
     if (f < 0) {
-        atomicAdd(overflow, 1ull);
+        atomicAdd(overflow, (unsigned long long)count);
         return;
     }
     const long long bins = 1ll << log2bins;
     const long long i = f >> level;
     if (i < bins) {
         if (i < shared_bins)
-            atomicAdd(sh_hist + i, 1u);
+            atomicAdd(sh_hist + i, count);
         else
-            atomicAdd(hist + (long long)level * bins + i, 1ull);
+            atomicAdd(hist + (long long)level * bins + i, (unsigned long long)count);
         return;
     }
     // f >= bins << level: the level whose bins hold f is 1 + (highest bit of f) - log2bins > level.
     const int L = (63 - __clzll(f)) - log2bins + 1;
     if (L >= levels) {
-        atomicAdd(overflow, 1ull);
+        atomicAdd(overflow, (unsigned long long)count);
         return;
     }
-    atomicAdd(hist + (long long)L * bins + (f >> L), 1ull);
+    atomicAdd(hist + (long long)L * bins + (f >> L), (unsigned long long)count);
     atomicMax(sh_want, L);
 }
 
@@ -129,8 +130,8 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
 #pragma unroll
         for (int j = 0; j < ST_CPT; ++j) {
             const REAL v = x[j];
+            long long f = ST_NOT_COUNTED;
             if (v < INF_R) {  // finite (distances are never NaN)
-                long long f;
                 sum_t s;
 #ifdef STATS_INTEGER
                 f = v < (REAL)ST_FINE_LIMIT ? (long long)v : -1ll;
@@ -142,17 +143,32 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                 s = zd;
 #endif
                 rs += s;
-                csum[j] += s;
                 rc += 1;
+#ifndef ST_NO_COLS
+                csum[j] += s;
                 ccnt[j] += 1;
+#endif
+#ifndef ST_NO_HARM
                 if (v > (REAL)0) {  // 1/d over positive distances, as networkx's harmonic centrality
                     const double inv = __drcp_rn((double)v);
                     rh += inv;
+#ifndef ST_NO_COLS
                     charm[j] += inv;
+#endif
                 }
+#endif
                 rm = st_max(rm, v);
-                st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
             }
+#if defined(ST_NO_HIST)
+#elif defined(ST_WARP_AGG)
+            // The lanes holding the same bin count once, by their lowest lane: neighbouring
+            // columns often lie at the same distance, and equal shared addresses serialise.
+            const unsigned int peers = __match_any_sync(FULL_MASK, f);
+            if (f != ST_NOT_COUNTED && lane == __ffs(peers) - 1)
+                st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, __popc(peers));
+#else
+            if (f != ST_NOT_COUNTED) st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
+#endif
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {

@@ -1,0 +1,124 @@
+"""Time the ``--stats`` reduction kernel (``kernels/reduce_stats.cu``) on a real row block.
+
+The block is the distances from a BFS ball of ``--rows`` vertices (a stand-in for
+one component of about that size) to every vertex of the graph, computed on the
+GPU with the boundary SSSP.  Each variant of the kernel (compile-time switches
+that leave parts out, or count the histogram another way) reduces the block
+``--repeat`` times; the JSON gives seconds per block and the bytes read per
+second, beside a plain read of the block (``cupy.max``) as the floor.
+
+    python benchmarks/stats_kernel_bench.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz --tag h100-stats
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer graphs)
+    "full": (),
+    "warp_agg": ("-DST_WARP_AGG",),
+    "no_hist": ("-DST_NO_HIST",),
+    "no_harm": ("-DST_NO_HARM",),
+    "no_cols": ("-DST_NO_COLS",),
+    "warp_agg_no_cols": ("-DST_WARP_AGG", "-DST_NO_COLS"),
+    "rows_only": ("-DST_NO_HIST", "-DST_NO_HARM", "-DST_NO_COLS"),
+}
+
+
+def ball(graph, rows: int, start: int) -> np.ndarray:
+    """The first ``rows`` vertices of a breadth-first search from ``start``."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
+    a = csr_matrix((np.ones(graph.indices.size), graph.indices, graph.indptr), shape=(graph.n, graph.n))
+    order = breadth_first_order(a, start, directed=False, return_predecessors=False)
+    return np.sort(order[:rows])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graph", required=True, help="NAME=PATH")
+    parser.add_argument("--rows", type=int, default=1024)
+    parser.add_argument("--start", type=int, default=0, help="first vertex of the ball")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
+    parser.add_argument("--tag", default="stats-kernel")
+    args = parser.parse_args()
+
+    import cupy as cp
+
+    from fastapsp import read_graph
+    from fastapsp.backend import device_csr
+    from fastapsp.reductions import StatsAccumulator
+    from fastapsp.stages import boundary_sssp
+
+    name, path = args.graph.split("=", 1)
+    graph = read_graph(path)
+    sources = ball(graph, args.rows, args.start)
+    indptr, indices, weights = device_csr(graph, cp)
+    block = boundary_sssp(indptr, indices, weights, cp.asarray(sources), dtype=np.float32,
+                          unit_weights=graph.unit_weights)
+    cp.cuda.Device().synchronize()
+    nbytes = block.nbytes
+
+    def timed(fn) -> float:
+        fn()  # compile / warm
+        cp.cuda.Device().synchronize()
+        start = cp.cuda.Event()
+        end = cp.cuda.Event()
+        start.record()
+        for _ in range(args.repeat):
+            fn()
+        end.record()
+        end.synchronize()
+        return cp.cuda.get_elapsed_time(start, end) / 1e3 / args.repeat
+
+    results = [{"variant": "read_floor (cupy.max)", "seconds": timed(lambda: cp.max(block))}]
+    reference = None
+    for variant in args.variants:
+        acc = StatsAccumulator.for_graph(graph, "cupy")
+        os.environ["FASTAPSP_STATS_OVERLAP"] = "0"  # time on the compute stream
+        acc.update(sources[:1], 0, block[:1])  # makes the GPU state
+        gpu = acc._gpu
+        gpu.options = gpu.options + VARIANTS[variant]
+        rows_dev = cp.asarray(sources)
+        seconds = timed(lambda: gpu._launch(rows_dev, 0, block))
+        hist = gpu.collapse(gpu.level_reached())
+        row_sum = acc.row_sum.copy()
+        if variant == "full":
+            reference = (hist, row_sum)
+        same = None
+        if reference is not None and "HIST" not in " ".join(VARIANTS[variant]):
+            same = bool(cp.array_equal(hist, reference[0]))
+        results.append({"variant": variant, "options": list(VARIANTS[variant]), "seconds": seconds,
+                        "histogram_equals_full": same})
+    for item in results:
+        item["read_bytes_per_s"] = nbytes / item["seconds"]
+        print(f"{name} {item['variant']:<22} {item['seconds'] * 1e3:8.2f} ms/block "
+              f"{item['read_bytes_per_s'] / 1e12:6.2f} TB/s  {item.get('histogram_equals_full', '')}")
+    out = REPO / "benchmarks" / "results" / args.tag
+    out.mkdir(parents=True, exist_ok=True)
+    record = {
+        "benchmark": "stats_kernel_bench", "graph": name, "n": graph.n, "m": int(graph.indices.size),
+        "rows": int(args.rows), "block_bytes": int(nbytes), "repeat": args.repeat, "results": results,
+        "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+        "versions": {"cupy": cp.__version__, "numpy": np.__version__, "python": platform.python_version()},
+        "commit": os.environ.get("FASTAPSP_COMMIT", ""), "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    (out / f"stats-kernel-{name}.json").write_text(json.dumps(record, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
