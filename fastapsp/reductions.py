@@ -173,17 +173,19 @@ class StatsAccumulator:
         cols = slice(column_start, column_start + x.shape[1])
         finite = xp.isfinite(x)
         z = xp.where(finite, x, 0).astype(np.float64)  # unreachable counts as 0 in sums and maxima
-        row_sum, col_sum = z.sum(axis=1), z.sum(axis=0)
+        row_sum = z.sum(axis=1)
         if self.integer:  # exact: each partial sum is an integer below 2**53
-            row_sum, col_sum = xp.rint(row_sum).astype(np.int64), xp.rint(col_sum).astype(np.int64)
+            row_sum = xp.rint(row_sum).astype(np.int64)
         self.row_sum[rows] += row_sum
-        self.col_sum[cols] += col_sum
         self.row_reach[rows] += finite.sum(axis=1)
-        self.col_reach[cols] += finite.sum(axis=0)
         self.row_max[rows] = xp.maximum(self.row_max[rows], z.max(axis=1))
         inverse = 1.0 / xp.where(z > 0, z, np.inf)  # 0 for unreachable and zero distances, as networkx
         self.row_harm[rows] += inverse.sum(axis=1)
-        self.col_harm[cols] += inverse.sum(axis=0)
+        if self.directed:  # undirected: the columns' sums are the rows' (see finalize)
+            col_sum = z.sum(axis=0)
+            self.col_sum[cols] += xp.rint(col_sum).astype(np.int64) if self.integer else col_sum
+            self.col_reach[cols] += finite.sum(axis=0)
+            self.col_harm[cols] += inverse.sum(axis=0)
         del inverse
         top = float(z.max())
         while top >= self.bin_width * self.bins:
@@ -218,6 +220,8 @@ class StatsAccumulator:
         if comm.size > 1:
             parts = [comm.allreduce(a) for a in parts]
         row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max, hist, diagonal = parts
+        if not self.directed:  # d(u, v) = d(v, u): column v holds the distances of row v
+            col_sum, col_reach, col_harm = row_sum, row_reach, row_harm
         row_reach = row_reach - diagonal
         col_reach = col_reach - diagonal
         hist = hist.copy()

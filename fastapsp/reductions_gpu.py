@@ -73,7 +73,8 @@ class GpuStats:
         self.level = cp.zeros(1, dtype=cp.int32)
         self.overflow = cp.zeros(1, dtype=cp.uint64)
         self.shared_bins = int(min(acc.bins, _SHARED_BYTES // 4))
-        self.options = ("-DSTATS_INTEGER",) if acc.integer else ()
+        # Undirected graphs: a column's sums are its row's (StatsAccumulator.finalize), so none are kept.
+        self.options = (("-DSTATS_INTEGER",) if acc.integer else ()) + (() if acc.directed else ("-DST_NO_COLS",))
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self._rows = (None, None)
         self.stream = None

@@ -28,7 +28,10 @@
 // counted: `overflow` says so and the host refuses the result.
 //
 // Macros: REAL (float or double, the block's type); STATS_INTEGER when the
-// distances are whole numbers and base is 1: sums in int64, f = z.
+// distances are whole numbers and base is 1: sums in int64, f = z; ST_NO_COLS
+// for undirected graphs, whose column sums are the row sums (no column partials);
+// ST_WARP_AGG: lanes of a warp holding the same bin count once (match_any).
+// ST_NO_HIST and ST_NO_HARM leave those parts out (benchmarks/stats_kernel_bench.py).
 #include "common.cuh"
 
 #define ST_THREADS 256

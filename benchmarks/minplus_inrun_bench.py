@@ -1,0 +1,105 @@
+"""The min-plus kernels on the operands a real run gives them, float32 against packed 16-bit.
+
+Runs the boundary-graph pipeline on a graph (``--output none``) with the
+min-plus product recorded: the operands of the first ``--keep`` calls are kept
+(views as the pipeline passes them).  Each kept call is then timed with the
+float32 kernel (``min_plus.cu``) and the packed one (``min_plus_u16.cu``): on the
+operands as they are, with the left operand copied to a contiguous array, with
+the right operand contiguous, and with a fresh output array, to find what makes
+the two kernels differ inside a run and alone.
+
+    python benchmarks/minplus_inrun_bench.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz --k 1045
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graph", required=True, help="NAME=PATH")
+    parser.add_argument("--k", type=int, required=True)
+    parser.add_argument("--keep", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--tag", default="minplus-inrun")
+    args = parser.parse_args()
+
+    import cupy as cp
+
+    import fastapsp.stages._cuda as cuda_stages
+    from fastapsp import read_graph
+    from fastapsp.partition import partition_graph
+    from fastapsp.pipeline import run_components
+    from fastapsp.sink import NullSink
+
+    name, path = args.graph.split("=", 1)
+    graph = read_graph(path)
+    partition = partition_graph(graph, args.k, "metis")
+    kept = []
+    original = cuda_stages.min_plus_cuda
+
+    def recording(a, b, out, accumulate, integer=False):
+        if len(kept) < args.keep:
+            kept.append((a, b, out, accumulate, integer))
+        return original(a, b, out, accumulate, integer)
+
+    cuda_stages.min_plus_cuda = recording
+    components = list(range(args.keep + 2))
+    run_components(graph, partition, components, backend="cupy", sink=NullSink(), method="boundary-graph")
+    cuda_stages.min_plus_cuda = original
+
+    def timed(fn) -> float:
+        fn()
+        cp.cuda.Device().synchronize()
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(args.repeat):
+            fn()
+        end.record()
+        end.synchronize()
+        return cp.cuda.get_elapsed_time(start, end) / 1e3 / args.repeat
+
+    rows = []
+    for a, b, out, accumulate, integer in kept:
+        shapes = {"M": a.shape[0], "K": a.shape[1], "N": b.shape[1], "lda": a.strides[0] // a.itemsize,
+                  "ldb": b.strides[0] // b.itemsize, "ldc": out.strides[0] // out.itemsize,
+                  "a_contiguous": bool(a.flags.c_contiguous), "b_contiguous": bool(b.flags.c_contiguous)}
+        cases = {"as_run": (a, b, out), "a_copy": (a.copy(), b, out), "b_copy": (a, b.copy(), out),
+                 "fresh_out": (a, b, cp.empty_like(out)), "all_copies": (a.copy(), b.copy(), cp.empty_like(out))}
+        reference = None
+        for case, (x, y, z) in cases.items():
+            for switch in ("0", "all"):
+                os.environ["FASTAPSP_PACKED_MINPLUS"] = switch
+                seconds = timed(lambda: original(x, y, z, accumulate, integer))
+                if reference is None:
+                    reference = z.copy()
+                same = bool(cp.array_equal(z, reference))
+                kernel = "float32" if switch == "0" else "u16"
+                rows.append(dict(shapes, case=case, kernel=kernel, seconds=seconds, same_as_first=same))
+                print(f"{name} M={shapes['M']} K={shapes['K']} lda={shapes['lda']} {case:<11} {kernel:<8} "
+                      f"{seconds * 1e3:8.3f} ms  same={same}")
+    os.environ.pop("FASTAPSP_PACKED_MINPLUS", None)
+    out_dir = REPO / "benchmarks" / "results" / args.tag
+    out_dir.mkdir(parents=True, exist_ok=True)
+    record = {"benchmark": "minplus_inrun_bench", "graph": name, "n": graph.n, "k": args.k, "results": rows,
+              "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+              "versions": {"cupy": cp.__version__, "numpy": np.__version__, "python": platform.python_version()},
+              "commit": os.environ.get("FASTAPSP_COMMIT", ""), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    (out_dir / f"minplus-inrun-{name}.json").write_text(json.dumps(record, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
