@@ -92,7 +92,7 @@ def main() -> int:
         acc.update(sources[:1], 0, block[:1])  # makes the GPU state
         gpu = acc._gpu
         gpu.options = gpu.options + VARIANTS[variant]
-        rows_dev = cp.asarray(sources)
+        rows_dev = cp.asarray(sources, dtype=cp.int64)
         seconds = timed(lambda: gpu._launch(rows_dev, 0, block))
         hist = gpu.collapse(gpu.level_reached())
         row_sum = acc.row_sum.copy()
