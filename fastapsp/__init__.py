@@ -231,7 +231,7 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     backend = resolve_backend(backend)
     accumulator = StatsAccumulator.for_graph(graph, backend)
     run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
-                   stats=accumulator)
+                   on_block=accumulator.update)
     return accumulator.finalize()
 
 

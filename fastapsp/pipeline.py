@@ -185,7 +185,7 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    method: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
-                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None, stats=None) -> dict:
+                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``method`` says where the boundary rows come from.  ``"frontier"``: the
@@ -199,11 +199,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     component then needs no second Floyd-Warshall.  Each row block (in column
     chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
-    on the device before it is copied.  ``stats`` (a
-    :class:`fastapsp.reductions.StatsAccumulator`, ``--stats``) is fed every
-    block; where it can (:meth:`~fastapsp.reductions.StatsAccumulator.fuses`),
-    the interior rows are reduced inside the min-plus product, whose stage
-    time then includes their reduction.
+    on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
     ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
     chosen sources: other components are skipped (``--sources``).
     ``pred_sink``, when given, receives the int32 predecessor block of every
@@ -223,8 +219,6 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     if rows is not None:
         components = [p for p in components if rows.per_component[p] > 0]
     writer = _HostWriter(xp, sink, dtype)
-    if stats is not None and (rows is not None or pred_sink is not None):  # no fused product there
-        on_block, stats = chain(stats.update, on_block), None
     paths = None
     if pred_sink is not None:
         if method != "frontier":
@@ -259,7 +253,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             else:
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                           on_block=on_block, closed=matrix, stats=stats)
+                           on_block=on_block, closed=matrix)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -289,7 +283,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
-                       paths=paths, stats=stats)
+                       paths=paths)
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -349,16 +343,13 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None, paths=None, stats=None):
+               on_block=None, closed=None, paths=None):
     """Stages 2-6 of one component, its boundary rows already computed.
 
     With ``closed`` (the component closed over its own arcs, boundary-graph
     method) the build and Floyd-Warshall are skipped and the assembly keeps
     the shorter of the paths inside the component and those through its boundary.
     With ``paths`` (:class:`_Predecessors`) every stage carries the predecessors too.
-    ``stats`` (``--stats``) reduces every block, the interior rows inside the
-    min-plus product where it can: for them the product already folds in the
-    paths inside the component, so the assembly leaves them as they are.
     """
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host)
@@ -370,36 +361,20 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             paths.extract(nb)
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
     width = _column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
-    fused = stats is not None and stats.fuses(dtype)
-    if fused:
-        stats.begin_component(vertices)
     for start in range(0, n, width):
         cols = min(width, n - start)
         block = xp.empty((c, cols), dtype=dtype)
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
         with timer("min_plus"):
-            if fused:
-                stats.min_plus(vertices_host[nb:], start, inner, rows_b[:, start : start + cols], block[nb:],
-                               matrix[nb:])
-            elif paths is None:
+            if paths is None:
                 min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
             else:
                 paths.min_plus(inner, rows_b, start, cols, block[nb:], block_p[nb:])
         with timer("assemble"):
-            if fused:  # the interior rows are complete: only the boundary rows are copied in
-                block[:nb] = rows_b[:, start : start + cols]
-            else:
-                assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start,
-                                   minimum=closed is not None)
+            assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start, minimum=closed is not None)
             if paths is not None:
                 assemble_predecessors(block_p, paths.rows_p, paths.matrix_p, vertices, nb, column_start=start)
-        if stats is not None:
-            with timer("stats"):
-                if fused:  # the interior rows are reduced already
-                    stats.update(vertices_host[:nb], start, block[:nb])
-                else:
-                    stats.update(vertices_host, start, block)
-        if on_block is not None:  # other device-side consumers (--verify, progress), before any copy
+        if on_block is not None:  # device-side consumers (--stats), before any copy
             with timer("stats"):
                 on_block(vertices_host, start, block)
         if sink.needs_host:
@@ -407,8 +382,6 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         if paths is not None:
             paths.writer.put(vertices_host, start, block_p, timer)
         del block, block_p
-    if fused:
-        stats.end_component(vertices)
 
 
 def _block_emitter(on_block, sink, writer, timer):
@@ -718,16 +691,14 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         sampler = RowSampler(pick_rows(np.arange(graph.n) if sources is None else sources, opts.verify), graph.n)
     progress = make_progress([partition.sizes[p] for p in plan[0]] if method != "sssp" else [sources.size],
                              graph.n, rank=comm.rank, quiet=opts.quiet)
-    on_block = chain(sampler, progress)
+    on_block = chain(None if accumulator is None else accumulator.update, sampler, progress)
     verified = {}
     try:
         # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
         if method == "sssp":
             stage_seconds = run_or_abort(comm, "computing the source rows", run_sssp_rows, graph,
                                          sources[comm.rank :: comm.size], backend=backend, sink=sink,
-                                         dtype=compute_dtype, block_bytes=block_bytes,
-                                         on_block=chain(None if accumulator is None else accumulator.update,
-                                                        on_block),
+                                         dtype=compute_dtype, block_bytes=block_bytes, on_block=on_block,
                                          pred_sink=pred_sink, cleanup=cleanup)
         else:
             extra, timer = {}, None
@@ -741,7 +712,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
                                          method=sssp_method, seed=opts.seed, timer=timer, cleanup=cleanup,
-                                         pred_sink=pred_sink, stats=accumulator, **extra)
+                                         pred_sink=pred_sink, **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
         if partition is not None:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,10 +154,12 @@ class StatsAccumulator:
         inside = (rows_host >= column_start) & (rows_host < column_start + w)
         self.diagonal[rows_host[inside]] += 1
         if xp is not np:
-            from .reductions_gpu import kernel_supports
+            from .reductions_gpu import GpuStats, kernel_supports
 
             if kernel_supports(self, block):  # one fused kernel, no wait for the GPU
-                self._fused().update(rows, rows_host, column_start, block)
+                if self._gpu is None:
+                    self._gpu = GpuStats(self, self.max_distance)
+                self._gpu.update(rows, rows_host, column_start, block)
                 return
             if self._gpu is not None:  # the kernels add to the same arrays: after them
                 self._gpu.after_kernels()
@@ -166,51 +167,6 @@ class StatsAccumulator:
         step = max(1, _CHUNK_ELEMENTS // w)
         for a0 in range(0, r, step):
             self._update_chunk(rows_dev[a0 : a0 + step], column_start, block[a0 : a0 + step])
-
-    # ------------------------------------------- the min-plus product fused with the reduction
-    def fuses(self, dtype) -> bool:
-        """Whether interior rows of ``dtype`` can be reduced inside the min-plus product (:meth:`min_plus`).
-
-        On CuPy, for undirected graphs (no column sums) and the kernels' types;
-        ``FASTAPSP_FUSED_STATS=0`` in the environment turns it off (benchmarks).
-        """
-        if self.xp is np or self.directed or os.environ.get("FASTAPSP_FUSED_STATS", "1") == "0":
-            return False
-        from .reductions_gpu import kernel_supports
-
-        return kernel_supports(self, self.xp.empty(0, dtype=dtype))
-
-    def begin_component(self, vertices) -> None:
-        """Before :meth:`min_plus` for the rows of a component with these vertices (device array)."""
-        self._fused().begin_component(vertices)
-
-    def end_component(self, vertices) -> None:
-        self._fused().end_component(vertices)
-
-    def min_plus(self, rows, column_start: int, a, b, out, own) -> None:
-        """``out = a (x) b`` folded with ``own`` on the component's columns, and its rows added here.
-
-        The interior rows ``rows`` (host ids) of the component begun with
-        :meth:`begin_component`, for the columns ``column_start ..
-        column_start + b.shape[1]``: the min-plus product through the boundary
-        (``a``: interior x boundary, ``b``: boundary rows), and for the
-        component's own columns the smaller of that and ``own`` (its matrix's
-        interior rows), which gives these rows complete.  They are reduced as
-        :meth:`update` would reduce them, by one kernel that never reads them
-        back (``kernels/min_plus_stats.cu``); ``out`` (or None) receives them.
-        """
-        rows = np.asarray(rows, dtype=np.int64)
-        w = b.shape[1]
-        inside = (rows >= column_start) & (rows < column_start + w)
-        self.diagonal[rows[inside]] += 1
-        self._fused().min_plus(self.xp.asarray(rows), column_start, a, b, out, own)
-
-    def _fused(self):
-        if self._gpu is None:
-            from .reductions_gpu import GpuStats
-
-            self._gpu = GpuStats(self, self.max_distance)
-        return self._gpu
 
     def _update_chunk(self, rows, column_start: int, x) -> None:
         xp = self.xp

@@ -31,9 +31,6 @@ _THREADS = 256
 _SHARED_BYTES = 44 * 1024  # shared-memory bins per block (the rest of 48 KiB holds row partials)
 _FINE_BITS = 62  # fine indices below 2**62 are counted (ST_FINE_LIMIT)
 _MIN_SLAB_ROWS = 64  # rows per block at least: the shared bins are cleared and flushed once per block
-_TILE = 64  # output tile of min_plus_stats (MP_TILE)
-_FUSED_SHARED_BYTES = 32 * 1024  # its shared-memory bins (with its 8.5 KiB tile buffers, under 48 KiB)
-_FUSED_BLOCKS_PER_SM = 8  # blocks of min_plus_stats launched per SM (each loops over its column tiles)
 
 
 def kernel_supports(acc, block) -> bool:
@@ -76,8 +73,6 @@ class GpuStats:
         self.level = cp.zeros(1, dtype=cp.int32)
         self.overflow = cp.zeros(1, dtype=cp.uint64)
         self.shared_bins = int(min(acc.bins, _SHARED_BYTES // 4))
-        self.fused_bins = int(min(acc.bins, _FUSED_SHARED_BYTES // 4))
-        self._local_col = None  # the current component's columns, for min_plus
         # Undirected graphs: a column's sums are its row's (StatsAccumulator.finalize), so none are kept.
         self.options = (("-DSTATS_INTEGER",) if acc.integer else ()) + (() if acc.directed else ("-DST_NO_COLS",))
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
@@ -149,60 +144,6 @@ class GpuStats:
         rows_kernel = get_kernel("reduce_stats.cu", "stats_rows", block.dtype, options=self.options)
         rows_kernel((-(-r // (_THREADS // 32)),), (_THREADS,),
                     (rows_dev, np.int32(r), np.int32(gx), p_sum, p_cnt, p_harm, p_max, acc.row_sum, acc.row_reach,
-                     acc.row_harm, acc.row_max))
-
-    def begin_component(self, vertices_dev) -> None:
-        """Mark the component's own columns for :meth:`min_plus` (``local_col[v]`` = position of ``v``)."""
-        cp = self.cp
-        if self._local_col is None:
-            self._local_col = cp.full(self.acc.n, -1, dtype=cp.int32)
-        self._local_col[vertices_dev] = cp.arange(vertices_dev.size, dtype=cp.int32)
-
-    def end_component(self, vertices_dev) -> None:
-        self._local_col[vertices_dev] = -1
-
-    def min_plus(self, rows_dev, column_start: int, a, b, out, own) -> None:
-        """``out = a (x) b``, folded with ``own`` on the component's columns, reduced as it is made.
-
-        ``a`` (interior x boundary), ``b`` (boundary x columns) and ``own`` (the
-        component matrix's interior rows) as the pipeline's min-plus and
-        assembly use them; ``out`` (or None: nothing stored) gets the interior
-        rows, complete.  Runs on the compute stream (``kernels/min_plus_stats.cu``).
-        """
-        from .stages._cuda import _rows
-
-        cp, acc = self.cp, self.acc
-        m, n = a.shape[0], b.shape[1]
-        if m == 0 or n == 0:
-            return
-        dtype = np.dtype(b.dtype)
-        a_, lda = _rows(a, dtype)
-        b_, ldb = _rows(b, dtype)
-        own_, ldl = _rows(own, dtype)
-        c_, ldc = (None, max(n, 1)) if out is None else _rows(out, dtype)
-        row_tiles, col_tiles = -(-m // _TILE), -(-n // _TILE)
-        gy = max(1, min(col_tiles, -(-_FUSED_BLOCKS_PER_SM * self.sms // row_tiles), 65535))
-        per = -(-col_tiles // gy)
-        gy = -(-col_tiles // per)
-        sum_type = cp.int64 if acc.integer else cp.float64
-        p_sum = cp.empty((m, gy), dtype=sum_type)
-        p_cnt = cp.empty((m, gy), dtype=cp.int32)
-        p_harm = cp.empty((m, gy), dtype=cp.float64)
-        p_max = cp.empty((m, gy), dtype=dtype)
-        blocks = ("-DMPS_MIN_BLOCKS=2",) if dtype == np.float64 else ()
-        kernel = get_kernel("min_plus_stats.cu", "min_plus_stats", dtype, options=self.options + blocks)
-        kernel((row_tiles, gy), (_THREADS,),
-               (a_, np.int64(lda), b_, np.int64(ldb), np.uint64(0) if c_ is None else c_, np.int64(ldc),
-                np.int32(m), np.int32(n), np.int32(a.shape[1]), np.int32(per), own_, np.int64(ldl),
-                self._local_col, np.int64(column_start), np.float64(1.0 / acc.base_width),
-                np.int32(self.log2bins), np.int32(self.fused_bins), np.int32(self.levels), self.level, self.hist,
-                self.overflow, p_sum, p_cnt, p_harm, p_max),
-               shared_mem=4 * self.fused_bins)
-        if c_ is not None and c_ is not out:
-            out[...] = c_
-        rows_kernel = get_kernel("reduce_stats.cu", "stats_rows", dtype, options=self.options)
-        rows_kernel((-(-m // (_THREADS // 32)),), (_THREADS,),
-                    (rows_dev, np.int32(m), np.int32(gy), p_sum, p_cnt, p_harm, p_max, acc.row_sum, acc.row_reach,
                      acc.row_harm, acc.row_max))
 
     def level_reached(self) -> int:

@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from conftest import disconnected_graph, random_graph, reference_apsp
-from test_reductions import GRAPHS, real_weights, to_networkx
+from test_reductions import GRAPHS, to_networkx
 
 import fastapsp
 from fastapsp.backend import gpu_count
@@ -203,86 +203,3 @@ def test_pipeline_stats_unit_weights_undirected():
     np.testing.assert_array_equal(s.histogram["counts"], np.bincount(d[finite].astype(np.int64)))
     np.testing.assert_array_equal(s["sum_distances"], np.where(finite, d, 0).sum(axis=1).astype(np.int64))
     assert s["diameter"] == int(d[finite].max())
-
-
-# ----------------------------------------------- min-plus fused with the reduction (kernels/min_plus_stats.cu)
-def pipeline_stats(graph, part, method, dtype, *, fused, monkeypatch, block_bytes=None, calls=None):
-    """Statistics of the pipeline on CuPy, with the fused product on or off (FASTAPSP_FUSED_STATS)."""
-    from fastapsp.reductions_gpu import GpuStats
-
-    monkeypatch.setenv("FASTAPSP_FUSED_STATS", "1" if fused else "0")
-    if calls is not None:
-        original = GpuStats.min_plus
-
-        def counting(self, *args, **kwargs):
-            calls.append(args[0].size)
-            return original(self, *args, **kwargs)
-
-        monkeypatch.setattr(GpuStats, "min_plus", counting)
-    acc = StatsAccumulator.for_graph(graph, "cupy")
-    run_components(graph, part, range(part.k), backend="cupy", sink=NullSink(), dtype=dtype, method=method,
-                   block_bytes=block_bytes, stats=acc)
-    monkeypatch.undo()
-    return acc.finalize()
-
-
-@pytest.mark.parametrize("method", ["frontier", "boundary-graph"])
-@pytest.mark.parametrize("weights", ["unit", "integer", "real"])
-def test_fused_product_equals_numpy_and_networkx(method, weights, monkeypatch):
-    """Undirected graphs reduce interior rows inside the min-plus product: the same statistics."""
-    rng = np.random.default_rng(31)
-    if weights == "real":
-        graph = real_weights(rng, 300, 900, directed=False)
-    else:
-        graph = disconnected_graph(rng, [160, 110, 70], directed=False, weighted=weights == "integer",
-                                   zero_weights=weights == "integer")
-    part = partition_graph(graph, 7, "metis")
-    calls = []
-    fused = pipeline_stats(graph, part, method, np.float32, fused=True, monkeypatch=monkeypatch, calls=calls)
-    assert sum(calls) == int(np.count_nonzero(~part.boundary))  # every interior row went through it
-    unfused = pipeline_stats(graph, part, method, np.float32, fused=False, monkeypatch=monkeypatch)
-    assert_same(fused, unfused, exact_sums=weights != "real")  # the same distances, summed in another order
-    if weights != "real":  # real float32 distances may differ from the host's in the last bit
-        cpu = fastapsp.stats(graph, partition=part, backend="numpy", dtype="float32")
-        assert_same(fused, cpu, exact_sums=True)
-    G = to_networkx(graph)
-    harmonic = nx.harmonic_centrality(G, distance="weight")
-    np.testing.assert_allclose(fused["harmonic"], [harmonic[v] for v in range(graph.n)], rtol=1e-6)
-
-
-def test_fused_product_in_column_chunks_float64_and_twice_the_same(monkeypatch):
-    rng = np.random.default_rng(32)
-    graph = random_graph(rng, 700, 2100, directed=False, weighted=True)
-    part = partition_graph(graph, 6, "metis")
-    cpu = fastapsp.stats(graph, partition=part, backend="numpy", dtype="float64")
-    runs = [pipeline_stats(graph, part, "boundary-graph", np.float64, fused=True, monkeypatch=monkeypatch,
-                           block_bytes=300 * 8 * 40) for _ in range(2)]  # blocks of ~40 columns
-    assert_same(runs[0], cpu, exact_sums=True)
-    for key in ("harmonic_out", "sum_distances", "eccentricity"):
-        np.testing.assert_array_equal(runs[0][key], runs[1][key])
-
-
-def test_fused_product_stores_the_complete_rows():
-    """What GpuStats.min_plus writes is the interior rows as min-plus + assembly make them."""
-    import cupy
-
-    from fastapsp.stages import assemble_row_block, min_plus
-
-    rng = np.random.default_rng(33)
-    c, nb, n = 150, 20, 1000
-    vertices = np.sort(rng.choice(n, c, replace=False))
-    rows_b = rng.integers(0, 60, (nb, n)).astype(np.float32)
-    rows_b[:, ::11] = np.inf
-    matrix = rng.integers(0, 60, (c, c)).astype(np.float32)
-    matrix[5::9, :] = np.inf
-    inner = np.ascontiguousarray(matrix[nb:, :nb])
-    expected = np.empty((c, n), dtype=np.float32)
-    min_plus(inner, rows_b, out=expected[nb:])
-    assemble_row_block(expected, rows_b, matrix, vertices, nb, minimum=True)
-    acc = StatsAccumulator(n, xp=cupy, integer=True, directed=False)
-    got = cupy.full((c - nb, n), -1, dtype=cupy.float32)
-    acc.begin_component(cupy.asarray(vertices))
-    acc.min_plus(vertices[nb:], 0, cupy.asarray(inner), cupy.asarray(rows_b), got, cupy.asarray(matrix[nb:]))
-    acc.end_component(cupy.asarray(vertices))
-    np.testing.assert_array_equal(got.get(), expected[nb:])
-    assert int((acc._gpu._local_col != -1).sum()) == 0  # the component's columns are unmarked again
