@@ -88,19 +88,21 @@ def main() -> int:
                      rng.integers(0, 2000, b.shape).astype(cp.float32), cp.empty_like(out))
         cases = {"as_run": (a, b, out), "a_copy": (a.copy(), b, out), "b_copy": (a, b.copy(), out),
                  "fresh_out": (a, b, cp.empty_like(out)), "all_copies": (a.copy(), b.copy(), cp.empty_like(out)),
-                 "synthetic": synthetic}
+                 "synthetic": synthetic,
+                 "synthetic_n2^20": (synthetic[0], rng.integers(0, 2000, (b.shape[0], 1 << 20)).astype(cp.float32),
+                                     cp.empty((a.shape[0], 1 << 20), dtype=cp.float32))}
         reference = None
         for case, (x, y, z) in cases.items():
             for switch in ("0", "all"):
                 os.environ["FASTAPSP_PACKED_MINPLUS"] = switch
                 seconds = timed(lambda: original(x, y, z, accumulate, integer))
-                if case == "synthetic":
+                if case.startswith("synthetic"):
                     same = None
                 else:
                     if reference is None:
                         reference = z.copy()
                     same = bool(cp.array_equal(z, reference))
-                if switch == "all" and case in ("as_run", "synthetic"):  # tiles that fell back to float32
+                if switch == "all" and case in ("as_run", "synthetic", "synthetic_n2^20"):  # tiles that fell back to float32
                     os.environ["FASTAPSP_U16_DEBUG"] = "1"
                     original(x, y, z, accumulate, integer)
                     os.environ.pop("FASTAPSP_U16_DEBUG")

@@ -27,11 +27,9 @@ sys.path.insert(0, str(REPO))
 
 VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer graphs)
     "full": (),
-    "warp_agg": ("-DST_WARP_AGG",),
     "no_hist": ("-DST_NO_HIST",),
     "no_harm": ("-DST_NO_HARM",),
     "no_cols": ("-DST_NO_COLS",),  # what undirected graphs run
-    "warp_agg_no_cols": ("-DST_WARP_AGG", "-DST_NO_COLS"),
     "rows_only": ("-DST_NO_HIST", "-DST_NO_HARM", "-DST_NO_COLS"),
 }
 

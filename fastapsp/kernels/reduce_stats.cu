@@ -30,7 +30,6 @@
 // Macros: REAL (float or double, the block's type); STATS_INTEGER when the
 // distances are whole numbers and base is 1: sums in int64, f = z; ST_NO_COLS
 // for undirected graphs, whose column sums are the row sums (no column partials);
-// ST_WARP_AGG: lanes of a warp holding the same bin count once (match_any).
 // ST_NO_HIST and ST_NO_HARM leave those parts out (benchmarks/stats_kernel_bench.py).
 #include "common.cuh"
 
@@ -162,14 +161,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
 #endif
                 rm = st_max(rm, v);
             }
-#if defined(ST_NO_HIST)
-#elif defined(ST_WARP_AGG)
-            // The lanes holding the same bin count once, by their lowest lane: neighbouring
-            // columns often lie at the same distance, and equal shared addresses serialise.
-            const unsigned int peers = __match_any_sync(FULL_MASK, f);
-            if (f != ST_NOT_COUNTED && lane == __ffs(peers) - 1)
-                st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, __popc(peers));
-#else
+#ifndef ST_NO_HIST
             if (f != ST_NOT_COUNTED) st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
 #endif
         }
