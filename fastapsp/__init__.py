@@ -101,18 +101,18 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     from .sink import MemorySink
 
     dtype = _resolve_dtype(graph, dtype)
+    if sssp_method not in SSSP_METHODS:
+        raise ValueError(f"sssp_method: {sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
     if sources is not None:
         return _solve_sources(graph, sources, sources_method, k=k, partitioner=partitioner, backend=backend,
                               seed=seed, imbalance=imbalance, dtype=dtype, partition=partition,
-                              return_predecessors=return_predecessors)
+                              return_predecessors=return_predecessors, sssp_method=sssp_method)
     if partition is None:
         k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     backend = resolve_backend(backend)
     sink = MemorySink(graph.n, dtype)
     pred_sink = MemorySink(graph.n, np.int32) if return_predecessors else None
-    if sssp_method not in SSSP_METHODS:
-        raise ValueError(f"sssp_method: {sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
     if return_predecessors:
         sssp_method = "frontier"  # the boundary-graph method carries no predecessors
     elif sssp_method == "auto":
@@ -147,23 +147,31 @@ def _resolve_dtype(graph: Graph, dtype) -> str:
 
 
 def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imbalance, dtype, partition,
-                   return_predecessors=False):
+                   return_predecessors=False, sssp_method="auto"):
     """The rows of ``sources`` (see :func:`solve`)."""
     import numpy as np
 
     from .backend import resolve_backend
     from .partition import partition_graph as _partition
     from .pipeline import run_components
+    from .cost import default_k
     from .sink import MemorySink
-    from .sources import RowSubsetSink, SourceRows, choose_method, parse_sources, run_sssp_rows
+    from .sources import (RowSubsetSink, SourceRows, choose_method, parse_sources, pipeline_seconds, run_sssp_rows,
+                          sssp_before_partition)
 
     ids = parse_sources(sources, graph.n)
     order = None if isinstance(sources, str) else np.searchsorted(ids, np.asarray(sources, dtype=np.int64))
+    if order is not None and np.array_equal(order, np.arange(ids.size)):
+        order = None  # already sorted and distinct: the rows as computed, without a reordered copy
     backend = resolve_backend(backend)
+    model = dict(unit_weights=graph.unit_weights, backend=backend, dtype=dtype)
+    if method == "auto" and partition is None and sssp_before_partition(
+            ids.size, graph.n, graph.m, default_k(graph.n) if k is None else k, **model):
+        method = "sssp"  # cheaper than partitioning alone (see fastapsp.sources)
     if method != "sssp" and partition is None:
         k = _default_k(graph, backend, dtype) if k is None else k
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
-    method = "sssp" if method == "sssp" else choose_method(partition, ids, graph.n, graph.m, method)
+    method = "sssp" if method == "sssp" else choose_method(partition, ids, graph.n, graph.m, method, **model)
     position = np.full(graph.n, -1, dtype=np.int64)
     position[ids] = np.arange(ids.size)
     memory = MemorySink(graph.n, dtype, rows=ids.size)
@@ -175,8 +183,13 @@ def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imb
     if method == "sssp":
         run_sssp_rows(graph, ids, backend=backend, sink=sink, dtype=dtype, pred_sink=pred_sink)
     else:
+        if return_predecessors:
+            sssp_method = "frontier"  # the boundary-graph method carries no predecessors
+        elif sssp_method == "auto":
+            cost = pipeline_seconds(partition, ids, graph.n, graph.m, **model)
+            sssp_method = min(cost, key=cost.get)
         run_components(graph, partition, range(partition.k), backend=backend, sink=sink, dtype=dtype,
-                       rows=SourceRows(partition, ids), pred_sink=pred_sink)
+                       rows=SourceRows(partition, ids), pred_sink=pred_sink, method=sssp_method)
     if not memory.rows_written.all():
         raise RuntimeError("solve: some rows of the chosen sources were not computed")
     dist = memory.result if order is None else memory.result[order]

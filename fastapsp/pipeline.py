@@ -33,12 +33,12 @@ from .stages.floyd_warshall import DEFAULT_TILE
 # Issue 9 (answers at scale): each feature in its own module, hooked in below.
 from .reductions import StatsAccumulator, finish_stats
 from .sources import (METHODS, RowSubsetSink, SourceRows, choose_method, component_rows, ids_path, parse_sources,
-                      run_sssp_rows)
+                      pipeline_seconds, run_sssp_rows, sssp_before_partition)
 from .paths import predecessors_path
 from .stages.predecessors import (NO_PREDECESSOR, assemble_predecessors, boundary_predecessors,
                                   component_predecessors, floyd_warshall_predecessors, min_plus_predecessors)
 from .progress import make_progress
-from .sizing import check_output_fits, dry_run, output_bytes
+from .sizing import check_output_fits, dry_run, output_bytes, sssp_memory
 from .smalldist import SMALL_DTYPES, SmallIntSink, check_small_dtype
 from .verify import RowSampler, chain, pick_rows, verify_rows
 from .watch import note_stage, place
@@ -225,9 +225,12 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             raise ConfigError(f"predecessors: the {method} method carries no predecessors; use the frontier method")
         paths = _Predecessors(xp, pred_sink, (indptr, indices, weights))
     if method == "boundary-graph":
+        # --sources: a component's closure serves only its wanted interior rows
+        keep = None if rows is None else rows.closures_needed()
         if closed is None:  # one process with everything: close every component here
             everything = [p for p in range(partition.k) if partition.sizes[p] > 0]
-            closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer)
+            closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer,
+                                            keep=keep)
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         timer.component = None  # these stages serve every component
         with timer("boundary_graph"):
@@ -243,13 +246,13 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             timer.component = p
             vertices, nb = partition.component(p)
             matrix = closed.pop(p, None)
-            if matrix is None:  # not kept (memory): close it again
+            if matrix is None and (keep is None or keep[p]):  # not kept (memory): close it again
                 with timer("local_fw"):
                     matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
                              dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                             on_block=on_block)
+                             on_block=on_block, closed=matrix)
             else:
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
@@ -294,14 +297,16 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
 
 
 def local_closures(graph, partition, components, *, backend: str, dtype,
-                   timer: StageTimer | None = None) -> tuple[dict, dict]:
+                   timer: StageTimer | None = None, keep=None) -> tuple[dict, dict]:
     """Each component closed over its own arcs (boundary-graph method).
 
     Returns ``closed`` (``{p: L_p}``) and ``blocks`` (``{p: L_p[:nb_p]}``, what
     the boundary graph needs of every component).  Closures are kept while they
     take at most a third of the memory a row block may use; the others are
     ``None`` (only their boundary rows are kept) and are closed again when
-    their component's turn comes.
+    their component's turn comes.  ``keep`` (a bool per component, e.g.
+    :meth:`fastapsp.sources.SourceRows.closures_needed`) keeps only the
+    closures that will be used: the others are ``None`` from the start.
     """
     xp = np if backend != "cupy" else __import__("cupy")
     indptr, indices, weights = device_csr(graph, xp)
@@ -316,7 +321,7 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
         with timer("local_fw"):
             matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
         nb = int(partition.boundary_per_part[p])
-        if matrix.nbytes <= budget:
+        if (keep is None or keep[p]) and matrix.nbytes <= budget:
             budget -= matrix.nbytes
             closed[p], blocks[p] = matrix, matrix[:nb]
         else:
@@ -398,7 +403,7 @@ def _block_emitter(on_block, sink, writer, timer):
 
 
 def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
-                 writer, on_block, paths=None):
+                 writer, on_block, paths=None, closed=None):
     """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
     local = rows.local(vertices_host)
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
@@ -406,7 +411,7 @@ def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dt
 
     emit = _block_emitter(on_block, sink, writer, timer)
     component_rows(csr, vertices_host, nb, rows_b, local, n=graph.n, xp=xp, dtype=dtype, tile=tile, width=width,
-                   timer=timer, emit=emit, paths=paths)
+                   timer=timer, emit=emit, closed=closed, paths=paths)
 
 
 class _Predecessors:
@@ -459,14 +464,20 @@ class _Predecessors:
 class _HostWriter:
     """Brings device blocks to the sink while the GPU goes on with the next block.
 
-    Two pinned host buffers: a block is copied into a free one on a copy stream,
-    and a background thread waits for that copy and hands the buffer to the sink.
-    The device block is kept alive until its copy is done.  On the host path the
-    block goes to the sink directly.
+    Two pinned host buffers of at most ``CHUNK_BYTES`` (or one row) each: a
+    block is copied in chunks of whole rows, each into a free buffer on a copy
+    stream, and a background thread waits for that copy and hands the buffer
+    to the sink, while the next chunk is copied into the other buffer.  So a
+    large block (the 1,000 rows of ``--sources``: 4 GB) needs no pinned buffer
+    of its size, whose page-locking alone would cost more than the copy.  The
+    device block is kept alive until its last chunk is copied.  On the host
+    path the block goes to the sink directly.
     """
 
+    CHUNK_BYTES = 64 << 20
+
     def __init__(self, xp, sink, dtype) -> None:
-        self.xp, self.sink, self.dtype = xp, sink, dtype
+        self.xp, self.sink, self.dtype = xp, sink, np.dtype(dtype)
         self.slots: list = []
         if xp is not np and sink.needs_host:
             import cupyx
@@ -478,26 +489,47 @@ class _HostWriter:
             self.slots = [{"buffer": None, "pending": None} for _ in range(2)]
             self.turn = 0
 
+    @classmethod
+    def chunk_rows(cls, cols: int, itemsize: int) -> int:
+        """Rows of one chunk: as many as ``CHUNK_BYTES`` holds, at least one."""
+        return max(1, cls.CHUNK_BYTES // max(1, cols * itemsize))
+
+    @classmethod
+    def buffer_elements(cls, rows: int, cols: int, itemsize: int) -> int:
+        """Elements of the pinned buffer a ``rows`` x ``cols`` block is copied through (a power of two)."""
+        size = min(rows, cls.chunk_rows(cols, itemsize)) * cols
+        return 1 << max(0, size - 1).bit_length()
+
     def put(self, vertices_host, start, block, timer) -> None:
         if self.xp is np:
             with timer("write"):
                 self.sink.write(vertices_host, start, block)
             return
+        rows, cols = block.shape
+        step = self.chunk_rows(cols, block.dtype.itemsize)
+        made = self.xp.cuda.get_current_stream().record()  # the block is complete on the compute stream
+        for first in range(0, rows, step):
+            self._put_chunk(vertices_host[first : first + step], start, block, first, min(rows, first + step), made,
+                            timer)
+
+    def _put_chunk(self, vertices_host, start, block, first, last, made, timer) -> None:
         slot = self.slots[self.turn]
         self.turn = 1 - self.turn
         with timer("write", sync=False):  # waiting for the host side to free this buffer
             self._finish(slot)
         with timer("host_copy", sync=False):
-            if slot["buffer"] is None or slot["buffer"].size < block.size:
+            chunk = block[first:last]
+            if slot["buffer"] is None or slot["buffer"].size < chunk.size:
                 # Grown to the next power of two: blocks of --sources grow a little at a time,
                 # and each new pinned buffer costs a page-locking allocation.
                 slot["buffer"] = None
-                slot["buffer"] = self.empty_pinned((1 << max(0, block.size - 1).bit_length(),), dtype=self.dtype)
-            host = slot["buffer"][: block.size].reshape(block.shape)
+                slot["buffer"] = self.empty_pinned(
+                    (self.buffer_elements(last - first, chunk.shape[1], chunk.dtype.itemsize),), dtype=self.dtype)
+            host = slot["buffer"][: chunk.size].reshape(chunk.shape)
             ready = self.xp.cuda.Event()
-            self.stream.wait_event(self.xp.cuda.get_current_stream().record())
+            self.stream.wait_event(made)
             with self.stream:
-                block.get(out=host, stream=self.stream, blocking=False)
+                chunk.get(out=host, stream=self.stream, blocking=False)
                 ready.record(self.stream)
 
         def deliver():
@@ -607,8 +639,12 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     sources = method = None
     if opts.sources:  # --sources (fastapsp/sources.py)
         sources = run_phase(comm, "reading the sources", parse_sources, opts.sources, graph.n)
-        method = "sssp" if opts.sources_method == "sssp" or (opts.sources_method == "auto" and sources.size <= k) \
-            else None
+        # SSSP from the sources when asked, or when it costs no more than partitioning alone: then no partition
+        # is made; otherwise the method is chosen once the components are known.
+        partitioned = bool(opts.partition_file and os.path.exists(opts.partition_file))
+        cheap = opts.sources_method == "auto" and not partitioned and sssp_before_partition(
+            sources.size, graph.n, graph.m, k, unit_weights=graph.unit_weights, backend=backend, dtype=precision.dtype)
+        method = "sssp" if opts.sources_method == "sssp" or cheap else None
     if opts.k is not None:
         k_choice = {"k": k, "rule": "given"}
     elif method == "sssp":
@@ -625,7 +661,8 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     seconds["partition"] = time.perf_counter() - t
     _tell_precision(precision, opts.dtype, log)  # after the checks of the partition file: a refusal is one line
     if sources is not None and method is None:
-        method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method)
+        method = choose_method(partition, sources, graph.n, graph.m, opts.sources_method,
+                               unit_weights=graph.unit_weights, backend=backend, dtype=precision.dtype)
 
     device = "cpu"
     if backend == "cupy":
@@ -635,7 +672,8 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     prediction, sssp_method = None, None
     compute_dtype = precision.dtype
     out_dtype = opts.dtype if opts.dtype in SMALL_DTYPES else precision.dtype
-    if partition is not None:
+    plan = spread = None
+    if partition is not None and method != "sssp":
         costs = component_costs(partition, graph.n, graph.m)
         if sources is not None:
             selection = SourceRows(partition, sources)
@@ -645,6 +683,13 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                              unit_weights=graph.unit_weights, backend=backend, dtype=compute_dtype,
                              dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
         sssp_method = choose_sssp_method(prediction) if opts.sssp_method == "auto" else opts.sssp_method
+        if sources is not None and opts.sssp_method == "auto":  # what the wanted rows alone cost by each method
+            sources_cost = pipeline_seconds(partition, sources, graph.n, graph.m, unit_weights=graph.unit_weights,
+                                            backend=backend, dtype=compute_dtype)
+            sssp_method = min(sources_cost, key=sources_cost.get)
+        # Every component's boundary rows feed the boundary graph, also with --sources: close them all, spread.
+        spread = plan if selection is None else \
+            schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
         if opts.predecessors and sssp_method == "boundary-graph":
             if log is not None and opts.sssp_method == "boundary-graph":
                 log("note: --predecessors takes the boundary rows from the frontier SSSP (the boundary-graph "
@@ -660,10 +705,11 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         report["output_bytes"] = output_bytes(out_rows, graph.n, out_dtype)
         if opts.predecessors:
             report["predecessors_bytes"] = output_bytes(out_rows, graph.n, np.int32)
-        report["dry_run"] = _dry_run_ranks(graph, partition, plan if partition is not None else None, sources,
-                                           compute_dtype, backend, opts, block_bytes, comm.size,
-                                           method=sssp_method or "frontier")
+        report["dry_run"] = _dry_run_ranks(graph, partition, plan, spread, selection, sources, compute_dtype,
+                                           backend, opts, block_bytes, comm.size, method=sssp_method or "frontier")
         report["sssp_method"] = sssp_method
+        if sources is not None:
+            report.update(sources=int(sources.size), sources_method=method)
         return report, None
     run_phase(comm, "checking the output size", check_output_fits, opts.output, out_rows, graph.n, out_dtype,
               extra=output_bytes(out_rows, graph.n, np.int32) if opts.predecessors else 0)
@@ -703,11 +749,11 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         else:
             extra, timer = {}, None
             if sssp_method == "boundary-graph":
-                # Every component's boundary rows are needed, also with --sources: close them all, spread.
-                spread = plan if selection is None else \
-                    schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
+                keep = None  # --sources: the closures this rank's wanted interior rows need, no others
+                if selection is not None:
+                    keep = selection.closures_needed() & np.isin(np.arange(partition.k), plan[comm.rank])
                 extra, timer = _boundary_graph_inputs(graph, partition, spread[comm.rank], backend, compute_dtype,
-                                                      comm=comm, cleanup=base_sink.discard)
+                                                      comm=comm, cleanup=base_sink.discard, keep=keep)
             stage_seconds = run_or_abort(comm, "computing the components", run_components, graph, partition,
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
@@ -756,19 +802,20 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     return report, sink
 
 
-def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None):
+def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None, keep=None):
     """Close this rank's components locally and share their boundary rows with every rank.
 
     What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
     distances over all components), once, by one allgather.  Every rank then
     builds the upper levels of the boundary graph itself.  The closures are
     long work of each rank alone: a failure there ends the job at once
-    (``cleanup`` first), as in the components' stages.
+    (``cleanup`` first), as in the components' stages.  ``keep``: which
+    closures to keep (see :func:`local_closures`).
     """
     xp = np if backend != "cupy" else __import__("cupy")
     timer = StageTimer(xp)
     closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
-                                  backend=backend, dtype=dtype, timer=timer, cleanup=cleanup)
+                                  backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep)
     if comm.size > 1:
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         blocks = {}
@@ -777,21 +824,24 @@ def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, clea
     return {"closed": closed, "boundary_blocks": blocks}, timer
 
 
-def _dry_run_ranks(graph, partition, plan, sources, dtype, backend, opts, block_bytes, ranks,
+def _dry_run_ranks(graph, partition, plan, spread, selection, sources, dtype, backend, opts, block_bytes, ranks,
                    method="frontier") -> list:
-    """``--dry-run``: per rank memory and time (see :func:`fastapsp.sizing.dry_run`)."""
-    if plan is not None:
-        xp = np if backend != "cupy" else __import__("cupy")
-        wanted = None if sources is None else SourceRows(partition, sources).per_component
-        return dry_run(graph, partition, plan, dtype=dtype, backend=backend, output=str(opts.output),
-                       rows=graph.n if sources is None else sources.size, block_bytes=block_bytes, method=method,
-                       available=_available_bytes(xp), stats=bool(opts.stats), predecessors=bool(opts.predecessors),
-                       wanted=wanted)
-    per_rank = [sources[r::ranks].size for r in range(ranks)]  # --sources by SSSP: one batch of rows at a time
-    itemsize = np.dtype(dtype).itemsize
-    return [{"rank": r, "rows": rows, "device_peak_bytes": min(rows, 4096) * graph.n * itemsize,
-             "host_bytes": rows * graph.n * itemsize if str(opts.output) == "memory" else 0} for r, rows in
-            enumerate(per_rank)]
+    """``--dry-run``: per rank memory and time (see :mod:`fastapsp.sizing`).
+
+    ``plan`` is None when the rows come from SSSP from the sources; ``spread``
+    (the components each rank closes, boundary-graph method) and
+    ``selection`` (:class:`fastapsp.sources.SourceRows`) as in the run.
+    """
+    xp = np if backend != "cupy" else __import__("cupy")
+    common = dict(dtype=dtype, backend=backend, output=str(opts.output), block_bytes=block_bytes,
+                  available=_available_bytes(xp), predecessors=bool(opts.predecessors))
+    if plan is None:  # --sources by SSSP, one batch of rows at a time
+        return sssp_memory(graph, [sources[r::ranks].size for r in range(ranks)], **common)
+    return dry_run(graph, partition, plan, rows=graph.n if sources is None else sources.size, method=method,
+                   stats=bool(opts.stats), closing=spread,
+                   wanted=None if selection is None else selection.per_component,
+                   keep=None if selection is None else selection.closures_needed(),
+                   interior=None if selection is None else selection.interior_per_component, **common)
 
 
 def _positions(sources, n: int) -> np.ndarray:

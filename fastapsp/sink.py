@@ -21,7 +21,7 @@ __all__ = ["NullSink", "MemorySink", "NpySink", "make_sink", "remove_temporary_f
            "read_sidecar", "check_result"]
 
 _POOL = None
-_ROWS_PER_TASK = 64
+_TASK_BYTES = 4 << 20  # bytes per piece of a threaded copy into the output
 SIDECAR_FORMAT = 1
 
 # Temporary output files of this process's unfinished sinks, removed on SIGINT/SIGTERM (see cli.py).
@@ -50,26 +50,42 @@ def sidecar_path(path) -> str:
 
 
 def _scatter_rows(dest, vertices, column_start, block) -> None:
-    """``dest[vertices, start:start + w] = block``, rows split over a few threads.
+    """``dest[vertices, start:start + w] = block``, split over a few threads in pieces of about ``_TASK_BYTES``.
 
     The copy is bound by memory and, on a fresh array, by page faults; NumPy
-    releases the GIL while it copies, so threads overlap both.
+    releases the GIL while it copies, so threads overlap both.  Pieces are
+    whole rows when rows are short, column spans of one row when they are
+    long (the few long rows of ``--sources``).  Consecutive ``vertices`` are
+    written as one slice.
     """
     global _POOL
     rows, width = block.shape
-    cols = slice(column_start, column_start + width)
-    if rows < 2 * _ROWS_PER_TASK:
-        dest[vertices, cols] = block
+    vertices = np.asarray(vertices)
+    first = int(vertices[0]) if rows else 0
+    consecutive = rows > 0 and int(vertices[-1]) - first == rows - 1 and bool(np.all(np.diff(vertices) == 1))
+
+    def piece(r0, r1, c0, c1):
+        cols = slice(column_start + c0, column_start + c1)
+        if consecutive:
+            np.copyto(dest[first + r0 : first + r1, cols], block[r0:r1, c0:c1], casting="unsafe")
+        else:
+            dest[vertices[r0:r1], cols] = block[r0:r1, c0:c1]
+
+    if block.nbytes < 2 * _TASK_BYTES:
+        piece(0, rows, 0, width)
         return
+    row_bytes = width * block.itemsize
+    if row_bytes <= _TASK_BYTES:
+        step = _TASK_BYTES // row_bytes
+        pieces = [(r0, min(rows, r0 + step), 0, width) for r0 in range(0, rows, step)]
+    else:
+        span = max(1, _TASK_BYTES // block.itemsize)
+        pieces = [(r, r + 1, c0, min(width, c0 + span)) for r in range(rows) for c0 in range(0, width, span)]
     if _POOL is None:
         from concurrent.futures import ThreadPoolExecutor
 
         _POOL = ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 1), thread_name_prefix="fastapsp-sink")
-
-    def part(r0):
-        dest[vertices[r0 : r0 + _ROWS_PER_TASK], cols] = block[r0 : r0 + _ROWS_PER_TASK]
-
-    for future in [_POOL.submit(part, r0) for r0 in range(0, rows, _ROWS_PER_TASK)]:
+    for future in [_POOL.submit(piece, *p) for p in pieces]:
         future.result()
 
 

@@ -24,6 +24,17 @@ int32 arcs and predecessors of ``--predecessors``.  Where the run picks a size
 from the free memory (batches, column chunks), the estimate uses the memory
 available when it is made.
 
+With ``--sources`` only the components holding a source work, on blocks of
+their wanted rows; a component's matrix is held only where an interior vertex
+is wanted (with the boundary-graph method only those components' local
+closures are kept, the others keep their boundary rows).  Rows by SSSP from
+the sources (:func:`sssp_memory`) hold a batch of rows, the GPU SSSP's own
+buffers for one pass of up to 1024 sources, or SciPy's float64 result on the host.
+
+On the host: the output for ``memory``, and with the GPU the two pinned
+buffers through which blocks are copied, in chunks of at most
+``_HostWriter.CHUNK_BYTES`` (:class:`fastapsp.pipeline._HostWriter`).
+
 The time estimate is the schedule's cost model (``fastapsp/schedule.py``)
 divided by a fixed rate per backend: a rough guide, not a measurement.
 """
@@ -37,7 +48,7 @@ import numpy as np
 
 from .errors import ConfigError
 
-__all__ = ["stage_memory", "dry_run", "check_output_fits", "output_bytes", "RATE"]
+__all__ = ["stage_memory", "dry_run", "sssp_memory", "check_output_fits", "output_bytes", "RATE"]
 
 # Cost-model units per second, from the order of magnitude of past runs: a guide only.
 RATE = {"numpy": 2.0e8, "cupy": 2.0e10}
@@ -85,6 +96,11 @@ def _width(c: int, nb: int, n: int, itemsize: int, available: int, block_bytes) 
     return int(max(min(n, 32), min(n, (available - fixed) // max(1, c * itemsize * 2))))
 
 
+def _sssp_work(n: int, sources: int, itemsize: int, unit: bool, gpu: bool) -> int:
+    """What the SSSP of ``sources`` holds besides its rows: the GPU's buffers, or SciPy's float64 result."""
+    return _sssp_buffers(n, sources, itemsize, unit) if gpu else sources * n * 8
+
+
 def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool) -> int:
     """The GPU SSSP's own arrays for one pass: distances (n x 32 words), flags, stamps and queues."""
     batch = min(_SSSP_BATCH, max(1, sources))
@@ -92,9 +108,54 @@ def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool) -> int:
     return n * 32 * words * itemsize + (3 if unit else 2) * n * words * 4 + n * 4 + 2 * n * 4 + 12
 
 
+def _staging_bytes(rows: int, cols: int, itemsize: int) -> int:
+    """The two pinned host buffers a GPU run copies ``rows`` x ``cols`` blocks through."""
+    from .pipeline import _HostWriter
+
+    return 2 * _HostWriter.buffer_elements(rows, cols, itemsize) * itemsize if rows and cols else 0
+
+
+def sssp_memory(graph, counts, *, dtype, backend: str, output: str, block_bytes=None, available: int | None = None,
+                predecessors: bool = False) -> list[dict]:
+    """Per rank, ``--sources`` by SSSP from the sources (:func:`fastapsp.sources.run_sssp_rows`).
+
+    ``counts``: sources per rank.  Memory of one batch of rows (sized as the
+    run sizes it, from ``block_bytes`` or a quarter of ``available``) and of
+    the SSSP computing it; host memory and seconds as :func:`dry_run` gives them.
+    """
+    from .sources import sssp_batch, sssp_seconds
+
+    itemsize = np.dtype(dtype).itemsize
+    n = graph.n
+    gpu = backend == "cupy"
+    csr = (graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes) if gpu else 0
+    row_bytes = itemsize + (8 if predecessors else 0)  # int32 arcs and predecessors beside each distance
+    budget = block_bytes if block_bytes is not None else ((1 << 62) if available is None else int(available)) // 4
+    ranks = []
+    for rank, count in enumerate(counts):
+        batch = min(int(count), sssp_batch(n, row_bytes, budget))
+        peak = csr + batch * n * row_bytes + _sssp_work(n, batch, itemsize, bool(graph.unit_weights), gpu)
+        host = 0
+        if gpu and output != "none":
+            host = _staging_bytes(batch, n, itemsize) + (_staging_bytes(batch, n, 4) if predecessors else 0)
+        host += output_bytes(count, n, dtype) if output == "memory" else 0
+        ranks.append({
+            "rank": rank,
+            "rows": int(count),
+            "sources_method": "sssp",
+            "batch": int(batch),
+            "device_bytes_per_stage": {"csr": int(csr), "sssp": int(peak)},
+            "device_peak_bytes": int(peak),
+            "host_bytes": int(host),
+            "estimated_seconds": sssp_seconds(count, n, graph.m, unit_weights=bool(graph.unit_weights),
+                                              backend=backend, dtype=dtype),
+        })
+    return ranks
+
+
 def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: int, block_bytes=None,
             method: str = "frontier", available: int | None = None, stats: bool = False,
-            predecessors: bool = False, wanted=None) -> list[dict]:
+            predecessors: bool = False, wanted=None, interior=None, closing=None, keep=None) -> list[dict]:
     """Per rank: peak device memory per stage, host memory, output size and estimated seconds.
 
     Parameters
@@ -106,8 +167,14 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
         and column chunks are sized from it.  Unbounded when omitted.
     stats, predecessors : bool
         ``--stats`` and ``--predecessors``.
-    wanted : ndarray of int, optional
-        ``--sources``: wanted rows per component (only those components work).
+    wanted, interior : ndarray of int, optional
+        ``--sources``: wanted rows, and wanted interior rows, per component
+        (only those components work; only those with interior rows need their matrix).
+    closing : list of lists, optional
+        Boundary-graph method: the components each rank closes (default ``plan``).
+    keep : ndarray of bool, optional
+        Boundary-graph method: the local closures kept for later (default all
+        that fit; see :func:`fastapsp.pipeline.local_closures`).
     """
     from .schedule import component_costs
     from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
@@ -137,8 +204,10 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
         peak["csr"] = csr
         base = csr + extra
         if method == "boundary-graph":
-            base = _boundary_graph_memory(partition, components, n, itemsize, available, DENSE_LIMIT[backend],
-                                          SUPER_SIZE[backend], peak, base)
+            mine = keep if keep is None else keep & np.isin(np.arange(partition.k), components)  # as the run keeps
+            base, kept = _boundary_graph_memory(partition, plan[rank] if closing is None else closing[rank], mine,
+                                                n, itemsize, available, DENSE_LIMIT[backend], SUPER_SIZE[backend],
+                                                peak, base)
             groups = [[p] for p in components]
         else:
             groups = _groups(partition, components, n, row_bytes, max(1, available // 4))
@@ -146,22 +215,28 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
             group_rows = int(sum(nbs[p] for p in group))
             rows_bytes = group_rows * n * row_bytes
             if method == "frontier":
-                peak["sssp"] = max(peak["sssp"], base + rows_bytes + (_sssp_buffers(n, group_rows, itemsize, unit)
-                                                                      if gpu else 0))
+                peak["sssp"] = max(peak["sssp"], base + rows_bytes + _sssp_work(n, group_rows, itemsize, unit, gpu))
             for p in group:
                 c, nb = int(sizes[p]), int(nbs[p])
                 r = c if wanted is None else int(wanted[p])
+                inner = c - nb if interior is None else int(interior[p])  # interior rows computed
                 if method == "boundary-graph":
                     # the rows (nb x n) are made by the grouped product and then reordered: twice at once
                     held = base + 2 * nb * n * itemsize
                     peak["boundary_rows"] = max(peak["boundary_rows"], held)
                     held -= nb * n * itemsize
+                    if (inner or interior is None) and p not in kept:  # a closure not held here is made again
+                        held += c * c * itemsize
                 else:
                     held = base + rows_bytes
-                    held += c * c * square
+                    if inner or interior is None:  # --sources: no matrix without an interior row
+                        held += c * c * square
                     peak["build"] = max(peak["build"], held)
                     peak["floyd_warshall"] = max(peak["floyd_warshall"], held)
-                held += (c - nb) * nb * square
+                if interior is None:
+                    held += (c - nb) * nb * square
+                else:  # the wanted interior rows' distances to the boundary and inside the component
+                    held += inner * (nb + c) * square
                 peak["extract"] = max(peak["extract"], held)
                 # the run sizes its blocks from what is free then: the batch's rows are taken
                 width = _width(c, nb, n, block_item, max(0, available - int(0.85 * (csr + rows_bytes))),
@@ -170,15 +245,18 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                 peak["min_plus"] = max(peak["min_plus"], held)
                 peak["assemble"] = max(peak["assemble"], held)
         device = {key: int(value) for key, value in peak.items()}
-        # the host copy goes through two pinned buffers as large as the largest block
+        # the host copy goes through two pinned buffers as large as a chunk of the largest block
         biggest = max((int(sizes[p]) if wanted is None else int(wanted[p]) for p in components), default=0)
         width = n if block_bytes is None else max(1, block_bytes // max(1, biggest * itemsize))
-        host = 2 * biggest * min(n, width) * block_item if output != "none" and gpu else 0
+        host = 0
+        if output != "none" and gpu:
+            host = _staging_bytes(biggest, min(n, width), itemsize)
+            host += _staging_bytes(biggest, min(n, width), 4) if predecessors else 0
         host += out_bytes if output == "memory" else 0
         ranks.append({
             "rank": rank,
             "components": len(components),
-            "rows": int(sum(int(sizes[p]) for p in components)),
+            "rows": int(sum(int(sizes[p]) if wanted is None else int(wanted[p]) for p in components)),
             "sssp_method": method,
             "device_bytes_per_stage": device,
             "device_peak_bytes": max(device.values()) if device else 0,
@@ -188,18 +266,24 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
     return ranks
 
 
-def _boundary_graph_memory(partition, components, n, itemsize, available, dense_limit, super_size, peak,
-                           base) -> int:
-    """Fill the boundary-graph stages of ``peak``; return what stays held while components are computed."""
+def _boundary_graph_memory(partition, components, keep, n, itemsize, available, dense_limit, super_size, peak,
+                           base) -> tuple[int, set]:
+    """Fill the boundary-graph stages of ``peak``; return what stays held while components are computed
+    and the components whose closures are held.
+
+    ``components``: those this rank closes; ``keep``: which closures are kept (None: all that fit).
+    """
     sizes = partition.sizes.astype(np.int64)
     nbs = partition.boundary_per_part.astype(np.int64)
     budget = available // 3  # closures kept while they take at most a third (pipeline.local_closures)
     kept = 0
     unkept_rows = 0
+    held = set()
     for p in components:
         square = int(sizes[p]) ** 2 * itemsize
-        if square <= budget - kept:
+        if (keep is None or keep[p]) and square <= budget - kept:
             kept += square
+            held.add(p)
         else:
             unkept_rows += int(nbs[p] * sizes[p]) * itemsize
     largest = int(sizes.max()) ** 2 * itemsize if sizes.size else 0
@@ -212,7 +296,7 @@ def _boundary_graph_memory(partition, components, n, itemsize, available, dense_
     else:  # super-groups of about super_size boundary vertices, closed densely, and a dense top
         upper = 2 * boundary * super_size * itemsize + dense_limit * dense_limit * itemsize
     peak["boundary_graph"] = base + closures + level0 + upper
-    return base + closures + level0 + upper
+    return base + closures + level0 + upper, held
 
 
 def _host_available() -> int:

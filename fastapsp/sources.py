@@ -3,14 +3,20 @@
 Two exact ways to get the rows of a set S of sources:
 
 - ``pipeline``: only the components holding a source do work.  Their boundary
-  rows come from the boundary SSSP as usual (the interior rows need them);
-  Floyd-Warshall runs only where an interior vertex is wanted, and the min-plus
-  product is computed only for the wanted interior rows.
+  rows come from the boundary SSSP or the boundary graph as usual (the
+  interior rows need them); a component's matrix is needed only where an
+  interior vertex is wanted (built and closed there with the frontier method;
+  with the boundary-graph method its local closure is kept for it, and only
+  for it), and the min-plus product is computed only for the wanted interior rows.
 - ``sssp``: single-source shortest paths from the sources themselves (the
   batched boundary SSSP of stage 1, with S as its sources).  Far cheaper when
-  S is small next to the boundary vertices of the components it touches.
+  S is small next to the boundary vertices of the components it touches, and
+  it needs no partition.
 
-``auto`` picks the cheaper by a cost model (:func:`choose_method`).
+``auto`` picks the cheaper by the cost model of :mod:`fastapsp.cost`: before
+partitioning when the sources' SSSP costs no more than the partitioner
+(:func:`sssp_before_partition`), else with the components known
+(:func:`choose_method`).
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ import re
 
 import numpy as np
 
+from .cost import COMPONENT_OVERHEAD, PARTITION_RATES, predict
 from .errors import ConfigError
-from .stages import boundary_sssp, extract_inner_to_boundary, min_plus
+from .stages import boundary_sssp, min_plus
 
-__all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_method", "component_rows", "sssp_rows", "run_sssp_rows",
-           "METHODS", "ids_path"]
+__all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_method", "sssp_before_partition", "sssp_seconds",
+           "pipeline_seconds", "component_rows", "sssp_batch", "sssp_rows", "run_sssp_rows", "METHODS", "ids_path"]
 
 METHODS = ("auto", "pipeline", "sssp")
 _RANGE = re.compile(r"^\s*(-?\d+)\s*:\s*(-?\d+)\s*$")
@@ -133,10 +140,16 @@ class SourceRows:
         self.position = np.full(partition.labels.size, -1, dtype=np.int64)
         self.position[self.sources] = np.arange(self.sources.size)
         self.per_component = np.bincount(partition.labels[self.sources], minlength=partition.k)
+        inner = self.sources[~partition.boundary[self.sources]]
+        self.interior_per_component = np.bincount(partition.labels[inner], minlength=partition.k)
 
     def needed(self) -> np.ndarray:
         """True for every component holding a source."""
         return self.per_component > 0
+
+    def closures_needed(self) -> np.ndarray:
+        """True for every component holding an interior source: only those need their component matrix."""
+        return self.interior_per_component > 0
 
     def local(self, vertices: np.ndarray) -> np.ndarray:
         """Positions (ascending) within ``vertices`` of the wanted ones."""
@@ -161,54 +174,112 @@ class RowSubsetSink:
         self.sink.abort()
 
 
-def choose_method(partition, sources, n: int, m: int, method: str = "auto") -> str:
+def sssp_seconds(count: int, n: int, arcs: int, *, unit_weights: bool, backend: str = "numpy",
+                 dtype=np.float32) -> float:
+    """Predicted seconds of single-source shortest paths from ``count`` sources (the cost model's frontier rate)."""
+    one = predict([1], [1], n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype)["frontier"]["sssp"]
+    return float(count) * one
+
+
+def sssp_before_partition(count: int, n: int, arcs: int, k: int, *, unit_weights: bool, backend: str = "numpy",
+                          dtype=np.float32) -> bool:
+    """True when SSSP from the sources costs no more than partitioning alone (method ``auto``).
+
+    The pipeline pays the partitioner before its first row, so when the
+    sources' SSSP is predicted to cost no more than that (seconds per vertex
+    and per component, :data:`fastapsp.cost.PARTITION_RATES`) no partition is
+    made at all.  Otherwise the partition is made and :func:`choose_method`
+    decides with the components known.
+    """
+    partition = PARTITION_RATES["per_vertex"] * n + PARTITION_RATES["per_component"] * k
+    return sssp_seconds(count, n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype) <= partition
+
+
+def pipeline_seconds(partition, sources, n: int, m: int, *, unit_weights: bool, backend: str = "numpy",
+                     dtype=np.float32) -> dict:
+    """Predicted seconds of the pipeline's work for the rows of ``sources``, per boundary-row method.
+
+    From :func:`fastapsp.cost.predict` on the whole partition, kept to what
+    ``--sources`` runs: the boundary rows of the components holding a source
+    (the frontier SSSP from their boundary vertices; or the boundary graph,
+    whose local closures and levels serve every component), Floyd-Warshall
+    where an interior vertex is wanted (frontier method; the boundary-graph
+    method has its closures already) and the min-plus product of the wanted
+    interior rows, plus the fixed cost per component of :mod:`fastapsp.cost`.
+    Returns ``{"frontier": s, "boundary-graph": s}``.
+    """
+    sources = np.asarray(sources)
+    labels = partition.labels[sources]
+    inner = np.bincount(labels[~partition.boundary[sources]], minlength=partition.k).astype(np.float64)
+    used = np.bincount(labels, minlength=partition.k) > 0
+    c = partition.sizes.astype(np.float64)
+    b = partition.boundary_per_part.astype(np.float64)
+    whole = predict(c, b, n, m, unit_weights=unit_weights, backend=backend, dtype=dtype)
+    frontier, levels = whole["frontier"], whole["boundary-graph"]
+    rows_share = float(b[used].sum() / b.sum()) if b.sum() else 0.0
+    fw_share = float((c[inner > 0] ** 3).sum() / (c**3).sum()) if c.sum() else 0.0
+    products = float(((c - b) * b).sum())
+    min_plus = frontier["min_plus"] * float((inner * b).sum()) / products if products else 0.0
+    # a fixed cost per component worked on: those holding a source, and every one the boundary graph closes
+    overhead = COMPONENT_OVERHEAD[backend]
+    working, closing = float(used.sum()), float((partition.sizes > 0).sum())
+    return {"frontier": frontier["sssp"] * rows_share + frontier["floyd_warshall"] * fw_share + min_plus
+            + overhead * working,
+            "boundary-graph": levels["local_fw"] + levels["boundary_graph"] + levels["boundary_rows"] * rows_share
+            + min_plus + overhead * (working + closing)}
+
+
+def choose_method(partition, sources, n: int, m: int, method: str = "auto", *, unit_weights: bool = False,
+                  backend: str = "numpy", dtype=np.float32) -> str:
     """``pipeline`` or ``sssp``, whichever the cost model finds cheaper for ``method='auto'``.
 
-    Pipeline: boundary SSSP b*(m + n)*log2(n), Floyd-Warshall c^3 (only where
-    an interior vertex is wanted) and, per wanted row, b*n of min-plus plus the
-    row itself; direct SSSP: (m + n)*log2(n) per source (the log for the
-    priority queue of Dijkstra).  Only the ranking matters.
+    Direct: :func:`sssp_seconds` for the sources; pipeline: the cheaper of
+    :func:`pipeline_seconds`.  Both write the same rows, so the output's
+    cost is left out.
     """
     if method not in METHODS:
         raise ConfigError(f"sources_method: {method!r} is not one of {', '.join(METHODS)}")
     if method != "auto":
         return method
     sources = np.asarray(sources)
-    labels = partition.labels[sources]
-    wanted = np.bincount(labels, minlength=partition.k).astype(np.float64)
-    interior = np.bincount(labels[~partition.boundary[sources]], minlength=partition.k) > 0
-    c = partition.sizes.astype(np.float64)
-    b = partition.boundary_per_part.astype(np.float64)
-    used = wanted > 0
-    sssp = float(m + n) * max(1.0, np.log2(max(n, 2)))
-    pipeline = np.sum((b * sssp + np.where(interior, c**3, 0.0) + wanted * (b * n + n))[used])
-    direct = sources.size * sssp
+    pipeline = min(pipeline_seconds(partition, sources, n, m, unit_weights=unit_weights, backend=backend,
+                                    dtype=dtype).values())
+    direct = sssp_seconds(sources.size, n, m, unit_weights=unit_weights, backend=backend, dtype=dtype)
     return "sssp" if direct <= pipeline else "pipeline"
 
 
 def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile, width, timer, emit,
-                   paths=None) -> None:
+                   closed=None, paths=None) -> None:
     """The wanted rows ``vertices_host[local]`` of one component, in column chunks of ``width``.
 
-    Boundary rows are the boundary SSSP rows; for wanted interior rows the
-    component matrix is built and closed, and the min-plus product runs on those
-    rows only.  ``emit(vertex_ids, column_start, block)`` receives each chunk.
-    With ``paths`` (``--predecessors``, :class:`fastapsp.pipeline._Predecessors`)
-    the predecessors are carried along and their blocks go to ``paths.writer``.
+    Boundary rows are the boundary rows ``rows_b`` themselves.  A wanted
+    interior row is the min-plus product of its distances to the boundary
+    with ``rows_b``, and, for the component's own columns, the distances
+    inside the component: ``closed`` (the component closed over its own arcs,
+    boundary-graph method: the smaller of the two is kept), or else the
+    component matrix built from ``rows_b`` and closed here (frontier method:
+    it holds the exact distances).  ``emit(vertex_ids, column_start, block)``
+    receives each chunk.  With ``paths`` (``--predecessors``,
+    :class:`fastapsp.pipeline._Predecessors`) the predecessors are carried
+    along and their blocks go to ``paths.writer``.
     """
     local = np.asarray(local, dtype=np.int64)
     ids = vertices_host[local]
     boundary = local[local < nb]
     interior = local[local >= nb]
     own = inner = own_p = keep = None
+    minimum = closed is not None
     if interior.size:
         from .pipeline import build_and_close
 
-        matrix = build_and_close(csr, xp.asarray(vertices_host), nb, rows_b, tile=tile, timer=timer, paths=paths)
+        matrix = closed
+        if matrix is None:
+            matrix = build_and_close(csr, xp.asarray(vertices_host), nb, rows_b, tile=tile, timer=timer,
+                                     paths=paths)
         with timer("extract"):
             keep = xp.asarray(interior)
-            inner = extract_inner_to_boundary(matrix, nb)[keep - nb]
-            own = matrix[keep]  # exact distances inside the component
+            inner = xp.ascontiguousarray(matrix[keep, :nb])
+            own = matrix[keep]  # distances inside the component
             if paths is not None:
                 paths.extract(nb)
                 own_p = paths.matrix_p[keep]
@@ -233,13 +304,21 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
                 inside = np.flatnonzero((vertices_host >= start) & (vertices_host < start + cols))
                 if inside.size:
                     at = xp.asarray(vertices_host[inside] - start)
-                    block[boundary.size :, at] = own[:, xp.asarray(inside)]
+                    here = own[:, xp.asarray(inside)]
+                    if minimum:  # paths through the boundary may be shorter than those inside
+                        here = xp.minimum(here, block[boundary.size :, at])
+                    block[boundary.size :, at] = here
                     if paths is not None:
                         block_p[boundary.size :, at] = own_p[:, xp.asarray(inside)]
         emit(ids, start, block)
         if paths is not None:
             paths.writer.put(ids, start, block_p, timer)
         del block, block_p
+
+
+def sssp_batch(n: int, row_bytes: int, budget: int) -> int:
+    """Sources per batch of :func:`run_sssp_rows`: rows of ``row_bytes`` per vertex that fit ``budget``, 1..4096."""
+    return int(max(1, min(4096, budget // max(1, n * row_bytes))))
 
 
 def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.float32, on_block=None,
@@ -264,8 +343,7 @@ def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.floa
     csr = device_csr(graph, xp)
     paths = None if pred_sink is None else _Predecessors(xp, pred_sink, csr)
     row_bytes = dtype.itemsize + (0 if paths is None else _Predecessors.ROW_BYTES)
-    budget = block_bytes if block_bytes is not None else _available_bytes(xp) // 4
-    batch = int(max(1, min(4096, budget // max(1, graph.n * row_bytes))))
+    batch = sssp_batch(graph.n, row_bytes, block_bytes if block_bytes is not None else _available_bytes(xp) // 4)
 
     emit = _block_emitter(on_block, sink, writer, timer)
     sssp_rows(graph, csr, np.asarray(sources), xp=xp, dtype=dtype, batch=batch, timer=timer, emit=emit, paths=paths)

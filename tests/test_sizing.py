@@ -106,3 +106,103 @@ def test_dry_run_models_the_batch_the_method_and_the_extras():
     assert bg["sssp"] == 0 and bg["local_fw"] > csr and bg["boundary_rows"] > 0 and bg["floyd_warshall"] == 0
     host, numpy_run = run(output="memory", backend="numpy")[1]["host_bytes"], run(backend="numpy")[0]
     assert host == n * n * 4 and numpy_run["csr"] == 0
+
+
+def _traced_peak(run) -> int:
+    """Bytes NumPy allocates at most while ``run()`` goes (a first call fills import and graph caches)."""
+    import tracemalloc
+
+    run()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("method", ["sssp", "frontier", "boundary-graph"])
+def test_sources_estimate_matches_numpy_allocations(method):
+    """On the NumPy path the stages' arrays are host arrays: the dry run's sum matches what is allocated."""
+    from fastapsp.io import read_graph
+    from fastapsp.partition import partition_graph
+    from fastapsp.pipeline import _positions, run_components
+    from fastapsp.sink import MemorySink
+    from fastapsp.sources import RowSubsetSink, SourceRows, parse_sources, run_sssp_rows
+
+    graph = read_graph(MINNESOTA)
+    ids = parse_sources("random:200:1", graph.n)
+    part = partition_graph(graph, 8, "metis")
+    selection = SourceRows(part, ids)
+
+    def run():
+        memory = MemorySink(graph.n, np.float32, rows=ids.size)
+        sink = RowSubsetSink(memory, _positions(ids, graph.n))
+        if method == "sssp":
+            run_sssp_rows(graph, ids, backend="numpy", sink=sink, dtype=np.float32)
+        else:
+            run_components(graph, part, range(part.k), backend="numpy", sink=sink, dtype=np.float32, rows=selection,
+                           method=method)
+
+    settings = dict(dtype="float32", backend="numpy", output="memory", available=1 << 40)
+    if method == "sssp":
+        (rank,) = sizing.sssp_memory(graph, [ids.size], **settings)
+    else:
+        plan = [[p for p in range(part.k) if selection.per_component[p]]]
+        (rank,) = sizing.dry_run(graph, part, plan, rows=ids.size, method=method, wanted=selection.per_component,
+                                 interior=selection.interior_per_component, keep=selection.closures_needed(),
+                                 closing=[list(range(part.k))], **settings)
+    estimate = rank["device_peak_bytes"] + rank["host_bytes"]
+    assert 0.75 <= _traced_peak(run) / estimate <= 1.25
+
+
+def test_sssp_memory_follows_the_batches():
+    from fastapsp.io import read_graph
+
+    graph = read_graph(MINNESOTA)
+    n = graph.n
+    (host,) = sizing.sssp_memory(graph, [100], dtype="float32", backend="numpy", output="memory",
+                                 block_bytes=30 * n * 4)
+    assert host["batch"] == 30 and host["device_peak_bytes"] == 30 * n * (4 + 8)  # rows and SciPy's float64
+    assert host["host_bytes"] == 100 * n * 4
+    csr = graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes
+    gpu = sizing.sssp_memory(graph, [100, 3], dtype="float32", backend="cupy", output="memory",
+                             available=4 * 50 * n * 4)
+    assert [r["batch"] for r in gpu] == [50, 3]
+    assert gpu[0]["device_peak_bytes"] == csr + 50 * n * 4 + sizing._sssp_buffers(n, 50, 4, graph.unit_weights)
+    # the output and two pinned buffers, each a power of two holding the 50-row batch
+    assert gpu[0]["host_bytes"] == 100 * n * 4 + 2 * 4 * (1 << (50 * n - 1).bit_length())
+    assert sizing.sssp_memory(graph, [100], dtype="float32", backend="cupy", output="none")[0]["host_bytes"] == 0
+
+
+def test_dry_run_of_sources_by_sssp_needs_no_partition(tmp_path):
+    report = tmp_path / "r.json"
+    proc = run_cli("solve", MINNESOTA, "--backend", "numpy", "--sources", "random:5", "--output", "memory",
+                   "--dry-run", "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(report.read_text())
+    assert data["sources_method"] == "sssp" and data["partitioner"] == "none"
+    (rank,) = data["dry_run"]
+    assert rank["rows"] == 5 and rank["device_peak_bytes"] == 5 * 2642 * (4 + 8)
+    assert rank["host_bytes"] == data["output_bytes"] == 5 * 2642 * 4
+
+
+def test_dry_run_of_sources_keeps_only_the_closures_used():
+    """Boundary-graph method with --sources: only components with a wanted interior row keep their closure."""
+    from fastapsp.io import read_graph
+    from fastapsp.partition import partition_graph
+    from fastapsp.sources import SourceRows
+
+    graph = read_graph(MINNESOTA)
+    part = partition_graph(graph, 8, "metis")
+    selection = SourceRows(part, np.flatnonzero(~part.boundary)[:1])  # one interior vertex
+    plan = [[p for p in range(part.k) if selection.per_component[p]]]
+    settings = dict(dtype="float32", backend="cupy", output="memory", rows=1, method="boundary-graph",
+                    available=1 << 40, wanted=selection.per_component, closing=[list(range(part.k))],
+                    interior=selection.interior_per_component)
+    (every,) = sizing.dry_run(graph, part, plan, **settings)
+    (used,) = sizing.dry_run(graph, part, plan, keep=selection.closures_needed(), **settings)
+    sizes, nbs = part.sizes.astype(np.int64), part.boundary_per_part.astype(np.int64)
+    dropped = sum(int(sizes[p]) ** 2 - int(nbs[p] * sizes[p]) for p in range(part.k) if p not in plan[0]) * 4
+    assert every["device_bytes_per_stage"]["local_fw"] - used["device_bytes_per_stage"]["local_fw"] == dropped

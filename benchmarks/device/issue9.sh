@@ -18,19 +18,7 @@ DATA=benchmarks/data
 mkdir -p "$OUT" "$DATA"
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
-failed=0
-
-step() {  # name, command...: run it, keep its log, one line in the summary
-    local name=$1; shift
-    local start=$SECONDS
-    echo "== $name: $*"
-    "$@" > "$OUT/$name.log" 2>&1
-    local rc=$?
-    local line="$name: rc=$rc, $((SECONDS - start)) s"
-    echo "$line" | tee -a "$SUMMARY"
-    tail -n 12 "$OUT/$name.log"
-    [ $rc -eq 0 ] || failed=1
-}
+source benchmarks/device/_steps.sh  # step NAME COMMAND...
 
 ROADFLA=$DATA/roadFLA.mtx.gz
 DEL20=$DATA/del20-unit.mtx
