@@ -15,7 +15,9 @@ Coarsening
     add, parallel edges merge with their weights added) until the graph has
     about ``max(COARSEST_PER_PART * k, 1000)`` vertices or stops shrinking.
 Initial partition
-    METIS (pymetis) on the coarsest graph, with its vertex and edge weights.
+    METIS (pymetis, recursive bisection: on these small weighted graphs about
+    three times faster than its k-way, with a lower cut) on the coarsest
+    graph, with its vertex and edge weights.
 Uncoarsening
     At every level, from the projected labels, Jet's refinement iterates:
     while the partition is balanced, *Jetlp*, an unconstrained label
@@ -25,20 +27,23 @@ Uncoarsening
     recomputes each candidate's gain as if every candidate of higher priority
     (larger gain, then a seeded hash) had already moved, and only those still
     >= 0 move.  While it is not balanced, *Jetr*: overweight parts give up
-    their cheapest vertices (smallest loss of connection) until their excess
-    is covered, to the best-connected part below a soft limit (weak) or, for
-    vertices next to no such part or that do not fit there, to the parts
-    with room by order of index (strong); no destination grows past the
+    their cheapest vertices (smallest loss of connection, then a seeded hash)
+    until their excess is covered, to their best-connected part below a soft
+    limit (weak) or, for those next to no such part or that do not fit
+    there, to the lightest parts (strong); no destination grows past the
     bound.  The best balanced partition of the level (lowest edge cut) is
     kept; a level ends after ``PATIENCE`` iterations without a better one.
     On coarse levels the bound is relaxed by the heaviest vertex of the
-    level (a coarse vertex may weigh more than the 3% of a part).
+    level (a coarse vertex may weigh more than the slack of a part).
 
-On CuPy the refinement runs as a few kernels per iteration (fastapsp/kernels/jet.cu:
-candidates with the statistics of the labels; afterburner with the move; the
-rebalancing candidates; the moves) and one read of two numbers, and the matching
-passes as two kernels each; ``FASTAPSP_JET_KERNELS=0`` switches to the array-op
-code that the NumPy path runs (the reference the kernels are tested against).
+On CuPy (fastapsp/kernels/jet.cu) a matching pass is two kernels; a Jetlp
+iteration two kernels (candidates with the edge cut and part weights of the
+labels; afterburner with the moves) and one read of the statistics; a Jetr
+iteration three kernels that keep, per overweight part, only the vertices
+whose loss lies in the buckets that cover its excess, a copy of those rows to
+the host, which chooses the moves (a few hundred rows, sorted), and one kernel
+that applies them.  ``FASTAPSP_JET_KERNELS=0`` switches to the array-op code
+that the NumPy path runs (the reference the kernels are tested against).
 
 The balance bound is ``ceil((1 + imbalance) * n / k)`` vertices per part.
 Everything is a function of the graph and the seed (integer arithmetic, fixed
@@ -122,7 +127,7 @@ def _host(a) -> np.ndarray:
 
 
 def _rows(xp, indptr, m: int):
-    return (xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right") - 1).astype(xp.int64)
+    return (xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right") - 1).astype(xp.int64, copy=False)
 
 
 def _row_sums(xp, indptr, values):
@@ -169,10 +174,11 @@ class _Level:
     """One graph of the hierarchy: CSR with edge weights, vertex weights, and the map to the next coarser one."""
 
     def __init__(self, xp, indptr, indices, eweights, vweights):
-        self.indptr = indptr.astype(xp.int64)
-        self.indices = indices.astype(xp.int64)
-        self.eweights = eweights.astype(xp.int64)
-        self.vweights = vweights.astype(xp.int64)
+        # Not copied when already int64: levels never change their arrays.
+        self.indptr = indptr.astype(xp.int64, copy=False)
+        self.indices = indices.astype(xp.int64, copy=False)
+        self.eweights = eweights.astype(xp.int64, copy=False)
+        self.vweights = vweights.astype(xp.int64, copy=False)
         self.n = int(indptr.shape[0]) - 1
         self.m = int(indices.shape[0])
         self.rows = _rows(xp, self.indptr, self.m)
