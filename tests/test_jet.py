@@ -76,6 +76,27 @@ def test_exact_balance_without_slack():
     np.testing.assert_array_equal(np.bincount(labels, minlength=16), np.full(16, graph.n // 16))
 
 
+def disconnected_case():
+    """Two grids, a path, and 40 isolated vertices (1,000 vertices): parts must take pieces of several."""
+    a, _ = grid_case(20)
+    b, _ = grid_case(22)
+    src_a, dst_a, _ = a.arcs()
+    src_b, dst_b, _ = b.arcs()
+    path = np.arange(400 + 484, 960)
+    src = np.concatenate([src_a, src_b + 400, path[:-1]])
+    dst = np.concatenate([dst_a, dst_b + 400, path[1:]])
+    return Graph.from_edges(1000, src, dst, directed=False, name="disconnected")
+
+
+@pytest.mark.parametrize("k", [3, 8])
+def test_disconnected_graph_with_isolated_vertices(k):
+    graph = disconnected_case()
+    indptr, indices = graph.undirected_adjacency()
+    assert np.count_nonzero(np.diff(indptr) == 0) == 40
+    labels = jet_partition(indptr, indices, k, seed=1, imbalance=0.03, coarsest=60)
+    check_valid(graph, labels, k, 0.03)
+
+
 def test_k_one_and_bad_k():
     graph, _ = GRAPHS["random"]()
     indptr, indices = graph.undirected_adjacency()
@@ -422,10 +443,10 @@ def test_host_built_kernels_match_array_path(on_host_kernels, seed):
     assert set(on_host_kernels.launched) == set(on_host_kernels.params)  # every kernel of jet.cu ran
 
 
-@pytest.mark.parametrize("name,k", [("grid", 7), ("minnesota", 16), ("random", 5)])
+@pytest.mark.parametrize("name,k", [("grid", 7), ("minnesota", 16), ("random", 5), ("disconnected", 8)])
 def test_host_built_kernels_give_the_array_path_partition(on_host_kernels, name, k):
     """Whole partitions: jet.py's kernel path (jet.cu built for the host) = its array-op path."""
-    graph, _ = GRAPHS[name]()
+    graph = disconnected_case() if name == "disconnected" else GRAPHS[name]()[0]
     indptr, indices = graph.undirected_adjacency()
     got = jet_partition(indptr, indices, k, seed=5, imbalance=0.03, coarsest=max(4 * k, 60))
     assert {"jet_propose", "jet_lp_candidates", "jet_lp_move", "jet_rebalance_rows"} <= set(on_host_kernels.launched)
@@ -513,12 +534,12 @@ def test_jet_without_gpu_names_cupy(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", list(GRAPHS))
+@pytest.mark.parametrize("name", [*GRAPHS, "disconnected"])
 def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name, monkeypatch):
     if xp is np:
         pytest.skip("runs on CuPy")
     monkeypatch.delenv("FASTAPSP_JET_KERNELS", raising=False)
-    graph, _ = GRAPHS[name]()
+    graph = disconnected_case() if name == "disconnected" else GRAPHS[name]()[0]
     indptr, indices = graph.undirected_adjacency()
     for k in (2, 16):
         on_device = jet_partition(xp.asarray(indptr), xp.asarray(indices), k, seed=3, imbalance=0.03,
