@@ -458,7 +458,7 @@ def _rebalance_rows(xp, g: _Level, labels, sizes, k: int, bound: int, soft: int,
     bucket = _loss_bucket(xp, loss)
     hist = _bin_weights(xp, src * BUCKETS + bucket, w, k * BUCKETS).reshape(k, BUCKETS)
     covered = xp.cumsum(hist, axis=1) >= (sizes - bound)[:, None]
-    cutoff = xp.argmax(covered, axis=1)  # the first True (rows of overweight parts have one)
+    cutoff = xp.argmax(covered.astype(xp.int8), axis=1)  # the first True (rows of overweight parts have one)
     keep = bucket <= cutoff[src]
     return _host(xp.stack([v, src, dest[v], key, w], axis=1)[keep])
 
