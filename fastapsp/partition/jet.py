@@ -41,9 +41,10 @@ iteration two kernels (candidates with the edge cut and part weights of the
 labels; afterburner with the moves) and one read of the statistics; a Jetr
 iteration three kernels that keep, per overweight part, only the vertices
 whose loss lies in the buckets that cover its excess, a copy of those rows to
-the host, which chooses the moves (a few hundred rows, sorted), and one kernel
-that applies them.  ``FASTAPSP_JET_KERNELS=0`` switches to the array-op code
-that the NumPy path runs (the reference the kernels are tested against).
+the host, which chooses the moves (on roadFLA a median of 1,100 rows, sorted
+there in well under a millisecond), and one kernel that applies them.
+``FASTAPSP_JET_KERNELS=0`` switches to the array-op code that the NumPy path
+runs (the reference the kernels are tested against).
 
 The balance bound is ``ceil((1 + imbalance) * n / k)`` vertices per part.
 Everything is a function of the graph and the seed (integer arithmetic, fixed
