@@ -2,13 +2,26 @@
 
 Validity and balance are checked from the raw edge list with plain NumPy/Python
 (tests/partition_cases.py).  The CUDA kernels of fastapsp/kernels/jet.cu are
-checked twice: their logic, written out as plain loops here, against the NumPy
-functions they replace (in CI), and the kernels themselves on a GPU.
+checked three ways:
+
+* what they compute, written out as plain per-vertex loops here, against the
+  array-op functions of jet.py (the NumPy path);
+* the kernel source itself, compiled for the host with g++ (CUDA's thread
+  indices and atomics emulated, one thread at a time) and launched through
+  jet.py's own kernel path on NumPy arrays, against the array-op path: kernel
+  by kernel and for whole partitions.  The emulated launch also checks every
+  argument against the kernel's parameter list (array dtypes, scalar types);
+* on a GPU: the kernels against the array-op path on CuPy, and whole
+  partitions on CuPy against NumPy.
 """
 
 from __future__ import annotations
 
-import os
+import ctypes
+import importlib
+import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -17,11 +30,14 @@ from conftest import _cupy_usable, host
 from fastapsp.errors import BackendError
 from fastapsp.graph import Graph
 from fastapsp.partition import partition_graph
-from fastapsp.partition.jet import (_afterburner, _connections, _contract, _heaviest_neighbour, _Level, _match,
-                                    _part_weights, jet_partition)
+from fastapsp.partition.jet import (BUCKETS, _apply_moves, _connections, _contract, _heaviest_neighbour,
+                                    _heavy_edge_matching, _jetr_moves, _Level, _lp_candidates, _lp_move, _match,
+                                    _part_weights, _rebalance_rows, jet_partition)
 from partition_cases import check_valid, edge_cut, grid_case, minnesota_case, random_case
 
 pytest.importorskip("pymetis")  # the coarsest graph is partitioned by METIS
+
+jet_module = importlib.import_module("fastapsp.partition.jet")  # the package's attribute "jet" is the function
 
 
 GRAPHS = {"grid": lambda: grid_case(40), "minnesota": minnesota_case, "random": lambda: random_case(5, 500, 1300)}
@@ -50,6 +66,35 @@ def test_numpy_path_deterministic_and_seeded():
     np.testing.assert_array_equal(a, b)
     others = {jet_partition(indptr, indices, 8, seed=s, imbalance=0.03, coarsest=60).tobytes() for s in range(4)}
     assert len(others) > 1
+
+
+def test_exact_balance_without_slack():
+    """imbalance 0 with n divisible by k: every part gets exactly n / k vertices."""
+    graph, _ = GRAPHS["grid"]()
+    indptr, indices = graph.undirected_adjacency()
+    labels = jet_partition(indptr, indices, 16, seed=2, imbalance=0.0, coarsest=80)
+    np.testing.assert_array_equal(np.bincount(labels, minlength=16), np.full(16, graph.n // 16))
+
+
+def disconnected_case():
+    """Two grids, a path, and 40 isolated vertices (1,000 vertices): parts must take pieces of several."""
+    a, _ = grid_case(20)
+    b, _ = grid_case(22)
+    src_a, dst_a, _ = a.arcs()
+    src_b, dst_b, _ = b.arcs()
+    path = np.arange(400 + 484, 960)
+    src = np.concatenate([src_a, src_b + 400, path[:-1]])
+    dst = np.concatenate([dst_a, dst_b + 400, path[1:]])
+    return Graph.from_edges(1000, src, dst, directed=False, name="disconnected")
+
+
+@pytest.mark.parametrize("k", [3, 8])
+def test_disconnected_graph_with_isolated_vertices(k):
+    graph = disconnected_case()
+    indptr, indices = graph.undirected_adjacency()
+    assert np.count_nonzero(np.diff(indptr) == 0) == 40
+    labels = jet_partition(indptr, indices, k, seed=1, imbalance=0.03, coarsest=60)
+    check_valid(graph, labels, k, 0.03)
 
 
 def test_k_one_and_bad_k():
@@ -89,14 +134,18 @@ def test_two_hop_matching_pairs_leaves_of_a_star():
     assert np.count_nonzero(mate >= 0) >= n - 2
 
 
-# ------------------------------------------------------------------ the kernels of jet.cu
-def weighted_level(seed):
-    """A level with random arc and vertex weights (ties likely: weights 1..3), random labels, k = 5."""
+# ------------------------------------------------------------------ what the kernels compute, as plain loops
+def weighted_level(seed, n=200, m=600, heaviest=3):
+    """A level with random arc and vertex weights (ties likely: weights 1..heaviest) and two rows longer than
+    jet.cu's small-row limit (vertex 0 joined to 60 vertices, vertex 1 to 24), random labels, k = 5."""
     rng = np.random.default_rng(seed)
-    graph, _ = random_case(seed, 200, 600)
+    src = np.concatenate([rng.integers(0, n, m), np.zeros(60, np.int64), np.ones(24, np.int64)])
+    dst = np.concatenate([rng.integers(0, n, m), np.arange(2, 62), np.arange(40, 64)])
+    graph = Graph.from_edges(n, src, dst, directed=False, name=f"weighted{seed}")
     indptr, indices = graph.undirected_adjacency()
-    g = _Level(np, indptr, indices, rng.integers(1, 4, indices.size), rng.integers(1, 3, graph.n))
-    return g, rng.integers(0, 5, graph.n).astype(np.int32), rng
+    assert np.diff(indptr).max() > jet_module.SMALL_DEGREE
+    g = _Level(np, indptr, indices, rng.integers(1, heaviest + 1, indices.size), rng.integers(1, 3, n))
+    return g, rng.integers(0, 5, n).astype(np.int32), rng
 
 
 def hash32(x, salt):
@@ -129,7 +178,7 @@ def loop_heaviest_neighbour(g, allowed, salt):
 
 
 def loop_connections(g, labels, allowed_part):
-    """jet_connections, one vertex at a time."""
+    """jet_connections_of, one vertex at a time."""
     best, conn, own = [], [], []
     for v in range(g.n):
         sums, mine = {}, 0
@@ -146,23 +195,24 @@ def loop_connections(g, labels, allowed_part):
     return np.array(best), np.array(conn), np.array(own)
 
 
-def loop_afterburner(g, labels, dest, cand, rank):
-    """jet_afterburner, one vertex at a time."""
-    gain = []
+def loop_afterburner(g, labels, dest, gain, cand, salt):
+    """The recomputed gains of jet_lp_move, one vertex at a time (0 for non-candidates)."""
+    out = []
     for v in range(g.n):
         total = 0
         if cand[v]:
             for a in arcs_of(g, v):
                 u = int(g.indices[a])
-                where = dest[u] if cand[u] and rank[u] > rank[v] else labels[u]
+                ahead = cand[u] and (gain[u], hash32(u, salt)) > (gain[v], hash32(v, salt))
+                where = dest[u] if ahead else labels[u]
                 total += int(g.eweights[a]) * (int(where == dest[v]) - int(where == labels[v]))
-        gain.append(total)
-    return np.array(gain)
+        out.append(total)
+    return np.array(out)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_kernel_logic_matches_numpy_functions(seed):
-    """The per-vertex loops of jet.cu, written out in Python, give what the NumPy functions give."""
+def test_kernel_logic_matches_array_functions(seed):
+    """The per-vertex rules of jet.cu, written out in Python, give what the array-op functions give."""
     g, labels, rng = weighted_level(seed)
     allowed = rng.random(g.indices.size) < 0.7
     salt = 12345 + seed
@@ -172,40 +222,304 @@ def test_kernel_logic_matches_numpy_functions(seed):
         want = loop_connections(g, labels, np.ones(5, bool) if parts is None else parts)
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
-    dest, _, _ = _connections(np, g, labels, 5)
-    cand = (dest >= 0) & (rng.random(g.n) < 0.5)
-    rank = np.zeros(g.n, np.int64)
-    rank[cand] = rng.permutation(int(cand.sum())) + 1
-    np.testing.assert_array_equal(_afterburner(np, g, labels, dest, cand, rank),
-                                  loop_afterburner(g, labels, dest, cand, rank))
-    np.testing.assert_array_equal(_part_weights(np, labels, g.vweights, 5),
-                                  np.bincount(labels, weights=g.vweights, minlength=5).astype(np.int64))
+    sizes = np.bincount(labels, weights=g.vweights, minlength=5).astype(np.int64)
+    locked = rng.random(g.n) < 0.2
+    dest, gain, cand, stats = _lp_candidates(np, g, labels, locked, sizes, 5, 0.75)
+    best, conn, own = loop_connections(g, labels, np.ones(5, bool))
+    np.testing.assert_array_equal(gain, conn - own)
+    np.testing.assert_array_equal(cand, (best >= 0) & ~locked & ((conn >= own) | (own - conn < np.floor(0.75 * own))))
+    assert stats[0] == sum(int(g.eweights[a]) for v in range(g.n) for a in arcs_of(g, v)
+                           if labels[g.indices[a]] != labels[v])
+    np.testing.assert_array_equal(stats[1:], sizes)
+    new, moved, new_sizes = _lp_move(np, g, labels, dest, gain, cand, sizes, salt)
+    after = loop_afterburner(g, labels, dest, gain, cand, salt)
+    np.testing.assert_array_equal(moved, cand & (after >= 0))
+    np.testing.assert_array_equal(new, np.where(moved, dest, labels))
+    np.testing.assert_array_equal(new_sizes, np.bincount(new, weights=g.vweights, minlength=5))
+    np.testing.assert_array_equal(_part_weights(np, labels, g.vweights, 5), sizes)
+
+
+def test_loss_buckets():
+    """0 for losses <= 0, the loss up to 63, 57 + bit length above: monotone, 89 buckets."""
+    loss = np.array([-5, 0, 1, 2, 63, 64, 127, 128, 1000, 2 ** 31 - 1])
+    want = [0 if x <= 0 else x if x < 64 else 57 + int(x).bit_length() for x in loss.tolist()]
+    np.testing.assert_array_equal(jet_module._loss_bucket(np, loss), want)
+    assert max(want) == BUCKETS - 1
+
+
+def rebalance_state(seed):
+    """A weighted level, labels, part weights, and a bound that leaves some parts overweight.
+
+    Arc weights up to 120: losses reach every kind of bucket (<= 0, 1..63, by bit length above).
+    Seeds 1-3: the two heaviest parts are over; seeds 4-6: every part above the average, by more.
+    """
+    g, labels, rng = weighted_level(seed, heaviest=120)
+    sizes = np.bincount(labels, weights=g.vweights, minlength=5).astype(np.int64)
+    bound = int(np.sort(sizes)[2]) if seed < 4 else -(-int(sizes.sum()) // 5)
+    total = int(g.vweights.sum())
+    soft = (total + 5 * bound) // 10
+    return g, labels, sizes, bound, soft
+
+
+def sorted_rows(rows):
+    return rows[np.lexsort((rows[:, 3], rows[:, 1]))]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+def test_rebalance_rows_cover_the_cheapest_moves(seed):
+    """The rows kept by the loss buckets hold every vertex the rebalancing takes: its moves are those of all rows."""
+    g, labels, sizes, bound, soft = rebalance_state(seed)
+    rows = _rebalance_rows(np, g, labels, sizes, 5, bound, soft, salt=seed)
+    best, conn, own = loop_connections(g, labels, sizes < soft)
+    over = np.flatnonzero(sizes[labels] > bound)
+    loss = np.clip(own - conn, -2 ** 31, 2 ** 31 - 1)
+    everything = np.stack([over, labels[over], best[over],
+                           loss[over] * 2 ** 32 + np.array([hash32(int(v), seed) for v in over]),
+                           g.vweights[over]], axis=1)
+    assert 0 < len(rows) <= len(everything)
+    assert {tuple(r) for r in rows.tolist()} <= {tuple(r) for r in everything.tolist()}
+    for a, b in zip(_jetr_moves(rows, sizes, 5, bound, soft), _jetr_moves(everything, sizes, 5, bound, soft)):
+        np.testing.assert_array_equal(a, b)
+    moved, to = _jetr_moves(rows, sizes, 5, bound, soft)
+    new, new_sizes = _apply_moves(np, g, labels, sizes, moved, to, k=5)
+    np.testing.assert_array_equal(new_sizes, np.bincount(new, weights=g.vweights, minlength=5))
+    assert np.all(new_sizes[sizes <= bound] <= bound)  # no destination past the bound
+    assert np.all(new_sizes[sizes > bound] < sizes[sizes > bound])
+    excess_before = np.maximum(sizes - bound, 0).sum()
+    assert np.maximum(new_sizes - bound, 0).sum() < excess_before
+
+
+# ------------------------------------------------------------------ jet.cu compiled for the host
+EMULATION = r"""
+#include <cmath>
+struct jet_dim3 { unsigned int x, y, z; };
+extern "C" { jet_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {256, 1, 1}; }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+#define JET_WARP_REDUCE 0
+static unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
+    unsigned long long old = *a; *a = old + v; return old;
+}
+static int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+"""
+
+_C_TYPES = {"i64*": np.int64, "int*": np.int32, "bool*": np.bool_, "unsigned long long*": np.uint64,
+            "i64": np.int64, "u32": np.uint32, "double": np.float64}
+_CTYPES = {np.int64: ctypes.c_longlong, np.uint32: ctypes.c_uint32, np.float64: ctypes.c_double}
+
+
+class HostKernels:
+    """jet.cu built with g++; ``launch`` stands in for jet.py's ``_launch`` (one thread at a time)."""
+
+    def __init__(self, directory):
+        from fastapsp.kernels import kernel_source
+
+        source = kernel_source("jet.cu")
+        path = directory / "jet_host.cpp"
+        path.write_text(EMULATION + source)
+        library = directory / "libjet_host.so"
+        subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-o", str(library), str(path)], check=True,
+                       capture_output=True)
+        self.lib = ctypes.CDLL(str(library))
+        self.params = {}
+        for name, params in re.findall(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', source, re.S):
+            types = []
+            for p in params.split(","):
+                words = p.replace("__restrict__", "").replace("const ", "").split()
+                types.append(_C_TYPES[" ".join(words[:-1]).replace(" *", "*")])
+            self.params[name] = types
+        self.launched = []
+
+    def launch(self, name, n, *args):
+        types = self.params[name]
+        assert len(args) == len(types), f"{name}: {len(args)} arguments for {len(types)} parameters"
+        cargs = []
+        for i, (want, a) in enumerate(zip(types, args)):
+            if isinstance(a, np.ndarray):
+                assert a.dtype == want, f"{name} argument {i}: array of {a.dtype}, kernel reads {np.dtype(want)}"
+                assert a.flags.c_contiguous, f"{name} argument {i}: not contiguous"
+                cargs.append(ctypes.c_void_p(a.ctypes.data))
+            else:
+                assert type(a) is want, f"{name} argument {i}: {type(a).__name__}, kernel takes {want.__name__}"
+                cargs.append(_CTYPES[want](a.item()))
+        self.launched.append(name)
+        kernel = getattr(self.lib, name)
+        kernel.restype = None
+        block = jet_module._BLOCK
+        thread = ctypes.c_uint.in_dll(self.lib, "threadIdx")
+        blk = ctypes.c_uint.in_dll(self.lib, "blockIdx")
+        for b in range(-(-n // block)):
+            blk.value = b
+            for t in range(block):
+                thread.value = t
+                kernel(*cargs)
+
+
+@pytest.fixture(scope="module")
+def host_kernels(tmp_path_factory):
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is needed to build jet.cu for the host")
+    return HostKernels(tmp_path_factory.mktemp("jet_host"))
+
+
+@pytest.fixture
+def on_host_kernels(host_kernels, monkeypatch):
+    """jet.py's kernel path on NumPy arrays, its launches run by the host build of jet.cu."""
+    monkeypatch.setattr(jet_module, "_kernels", lambda xp: True)
+    monkeypatch.setattr(jet_module, "_launch", host_kernels.launch)
+    host_kernels.launched.clear()
+    return host_kernels
+
+
+def array_path(function, *args, **kwargs):
+    """``function`` on jet.py's array-op path (whatever the test patched)."""
+    kernels = jet_module._kernels
+    jet_module._kernels = lambda xp: False
+    try:
+        return function(*args, **kwargs)
+    finally:
+        jet_module._kernels = kernels
+
+
+def assert_tables_empty(g):
+    keys, sums = g.tables(np)
+    assert keys.size == 2 * g.m  # the level has long rows: the scratch tables are in use
+    assert np.all(keys == -1) and not sums.any()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+def test_host_built_kernels_match_array_path(on_host_kernels, seed):
+    g, labels, rng = weighted_level(seed)
+    allowed = rng.random(g.indices.size) < 0.7
+    np.testing.assert_array_equal(_heaviest_neighbour(np, g, allowed, 99),
+                                  array_path(_heaviest_neighbour, np, g, allowed, 99))
+    for cap in (2, 3, 5):
+        np.testing.assert_array_equal(_heavy_edge_matching(np, g, cap, seed), array_path(_heavy_edge_matching, np, g,
+                                                                                         cap, seed))
+    sizes = _part_weights(np, labels, g.vweights, 5)
+    np.testing.assert_array_equal(sizes, array_path(_part_weights, np, labels, g.vweights, 5))
+    locked = rng.random(g.n) < 0.2
+    stats = np.zeros((2, 6), np.int64)
+    stats[1, 0] = 7
+    got = _lp_candidates(np, g, labels, locked, sizes, 5, 0.25, (stats[0], stats[1]))
+    want = array_path(_lp_candidates, np, g, labels, locked, sizes, 5, 0.25)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert stats[1, 0] == 0  # the next call's statistics start at zero
+    assert_tables_empty(g)
+    dest, gain, cand, _ = want
+    new, moved, new_sizes = _lp_move(np, g, labels, dest, gain, cand, sizes.copy(), 7)
+    for a, b in zip((new, moved, new_sizes), array_path(_lp_move, np, g, labels, dest, gain, cand, sizes, 7)):
+        np.testing.assert_array_equal(a, b)
+    g, labels, sizes, bound, soft = rebalance_state(seed)
+    # The first kernel of the rebalancing alone: destinations, keys and the loss histogram.
+    dest, key, hist = np.empty(g.n, np.int64), np.empty(g.n, np.int64), np.zeros(5 * BUCKETS, np.int64)
+    on_host_kernels.launch("jet_rebalance_candidates", g.n, g.indptr, g.indices, g.eweights, g.vweights, labels,
+                           sizes, np.int64(bound), np.int64(soft), np.uint32(seed), np.int64(BUCKETS), np.int64(g.n),
+                           *g.tables(np), dest, key, hist)
+    want = array_path(_rebalance_rows, np, g, labels, sizes, 5, bound, soft, seed)
+    over = np.flatnonzero(sizes[labels] > bound)
+    np.testing.assert_array_equal(np.flatnonzero(dest > -2), over)
+    best, conn, own = _connections(np, g, labels, 5, allowed_part=sizes < soft)
+    loss = own[over] - conn[over]
+    np.testing.assert_array_equal(dest[over], best[over])
+    np.testing.assert_array_equal(key[over] >> 32, loss)
+    np.testing.assert_array_equal(hist, np.bincount(labels[over] * BUCKETS + jet_module._loss_bucket(np, loss),
+                                                    weights=g.vweights[over], minlength=5 * BUCKETS))
+    assert {tuple(r) for r in want.tolist()} <= set(zip(over, labels[over], best[over], key[over],
+                                                        g.vweights[over]))
+    scratch = (np.zeros(5 * BUCKETS, np.int64), np.empty((g.n, 5), np.int64))
+    rows = _rebalance_rows(np, g, labels, sizes, 5, bound, soft, seed, scratch)
+    np.testing.assert_array_equal(sorted_rows(rows),
+                                  sorted_rows(array_path(_rebalance_rows, np, g, labels, sizes, 5, bound, soft, seed)))
+    assert not scratch[0].any()  # the histogram is empty again for the next call
+    assert_tables_empty(g)
+    moved, to = _jetr_moves(rows, sizes, 5, bound, soft)
+    got = _apply_moves(np, g, labels, sizes.copy(), moved, to, k=5)
+    for a, b in zip(got, array_path(_apply_moves, np, g, labels, sizes, moved, to, k=5)):
+        np.testing.assert_array_equal(a, b)
+    assert set(on_host_kernels.launched) == set(on_host_kernels.params)  # every kernel of jet.cu ran
+
+
+@pytest.mark.parametrize("name,k", [("grid", 7), ("minnesota", 16), ("random", 5), ("disconnected", 8)])
+def test_host_built_kernels_give_the_array_path_partition(on_host_kernels, name, k):
+    """Whole partitions: jet.py's kernel path (jet.cu built for the host) = its array-op path."""
+    graph = disconnected_case() if name == "disconnected" else GRAPHS[name]()[0]
+    indptr, indices = graph.undirected_adjacency()
+    got = jet_partition(indptr, indices, k, seed=5, imbalance=0.03, coarsest=max(4 * k, 60))
+    assert {"jet_propose", "jet_lp_candidates", "jet_lp_move", "jet_rebalance_rows"} <= set(on_host_kernels.launched)
+    want = array_path(jet_partition, indptr, indices, k, seed=5, imbalance=0.03, coarsest=max(4 * k, 60))
+    np.testing.assert_array_equal(got, want)
+    check_valid(graph, got, k, 0.03)
+
+
+# ------------------------------------------------------------------ the kernels on a GPU
+def _on_device(xp, g):
+    return _Level(xp, xp.asarray(g.indptr), xp.asarray(g.indices), xp.asarray(g.eweights), xp.asarray(g.vweights))
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(os.environ.get("FASTAPSP_JET_KERNELS") != "1",
-                    reason="jet.cu kernels are opt-in (FASTAPSP_JET_KERNELS=1) until validated on a GPU")
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_gpu_kernels_match_numpy_functions(xp, seed):
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+def test_gpu_kernels_match_array_path(xp, seed, monkeypatch):
     if xp is np:
         pytest.skip("runs on CuPy")
+    monkeypatch.delenv("FASTAPSP_JET_KERNELS", raising=False)
+
+    def both(function, *args, **kwargs):
+        """``function`` with the kernels, then on the array-op path, both on CuPy."""
+        got = function(*args, **kwargs)
+        monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
+        try:
+            return got, function(*args, **kwargs)
+        finally:
+            monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+
+    def same(pair):
+        got, want = pair
+        if isinstance(got, tuple):
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(host(a), host(b))
+        else:
+            np.testing.assert_array_equal(host(got), host(want))
+
     g, labels, rng = weighted_level(seed)
-    gd = _Level(xp, xp.asarray(g.indptr), xp.asarray(g.indices), xp.asarray(g.eweights), xp.asarray(g.vweights))
-    allowed = rng.random(g.indices.size) < 0.7
-    np.testing.assert_array_equal(host(_heaviest_neighbour(xp, gd, xp.asarray(allowed), 99)),
-                                  _heaviest_neighbour(np, g, allowed, 99))
-    for parts in (None, rng.random(5) < 0.6):
-        got = _connections(xp, gd, xp.asarray(labels), 5, allowed_part=None if parts is None else xp.asarray(parts))
-        for a, b in zip(got, _connections(np, g, labels, 5, allowed_part=parts)):
-            np.testing.assert_array_equal(host(a), b)
-    dest, _, _ = _connections(np, g, labels, 5)
-    cand = (dest >= 0) & (rng.random(g.n) < 0.5)
-    rank = np.zeros(g.n, np.int64)
-    rank[cand] = rng.permutation(int(cand.sum())) + 1
-    got = _afterburner(xp, gd, xp.asarray(labels), xp.asarray(dest), xp.asarray(cand), xp.asarray(rank))
-    np.testing.assert_array_equal(host(got), _afterburner(np, g, labels, dest, cand, rank))
-    np.testing.assert_array_equal(host(_part_weights(xp, xp.asarray(labels), gd.vweights, 5)),
-                                  _part_weights(np, labels, g.vweights, 5))
+    gd, ld = _on_device(xp, g), xp.asarray(labels)
+    allowed = xp.asarray(rng.random(g.indices.size) < 0.7)
+    same(both(_heaviest_neighbour, xp, gd, allowed, 99))
+    for cap in (2, 3, 5):
+        same(both(_heavy_edge_matching, xp, gd, cap, seed))
+    same(both(_part_weights, xp, ld, gd.vweights, 5))
+    sizes = _part_weights(xp, ld, gd.vweights, 5)
+    locked = xp.asarray(rng.random(g.n) < 0.2)
+    stats = xp.zeros((2, 6), dtype=xp.int64)
+    got = _lp_candidates(xp, gd, ld, locked, sizes, 5, 0.25, (stats[0], stats[1]))
+    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
+    want = _lp_candidates(xp, gd, ld, locked, sizes, 5, 0.25)
+    monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+    same((got, want))
+    keys, sums = gd.tables(xp)
+    assert bool((keys == -1).all()) and not bool(sums.any())
+    dest, gain, cand, _ = want
+    moved_k = _lp_move(xp, gd, ld, dest, gain, cand, sizes.copy(), 7)
+    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
+    moved_a = _lp_move(xp, gd, ld, dest, gain, cand, sizes.copy(), 7)
+    monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+    same((moved_k, moved_a))
+    g, labels, sizes_h, bound, soft = rebalance_state(seed)
+    gd, ld, sizes = _on_device(xp, g), xp.asarray(labels), xp.asarray(sizes_h)
+    scratch = (xp.zeros(5 * BUCKETS, dtype=xp.int64), xp.empty((g.n, 5), dtype=xp.int64))
+    rows = _rebalance_rows(xp, gd, ld, sizes, 5, bound, soft, seed, scratch)
+    assert not bool(scratch[0].any())
+    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
+    want_rows = _rebalance_rows(xp, gd, ld, sizes, 5, bound, soft, seed)
+    monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+    np.testing.assert_array_equal(sorted_rows(rows), sorted_rows(want_rows))
+    np.testing.assert_array_equal(sorted_rows(rows), sorted_rows(_rebalance_rows(np, g, labels, sizes_h, 5, bound,
+                                                                                 soft, seed)))
+    moved, to = _jetr_moves(rows, sizes_h, 5, bound, soft)
+    same(both(lambda: _apply_moves(xp, gd, ld, sizes.copy(), xp.asarray(moved), xp.asarray(to), k=5)))
 
 
 # ------------------------------------------------------------------ the registered GPU partitioner
@@ -220,11 +534,12 @@ def test_jet_without_gpu_names_cupy(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", list(GRAPHS))
-def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name):
+@pytest.mark.parametrize("name", [*GRAPHS, "disconnected"])
+def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name, monkeypatch):
     if xp is np:
         pytest.skip("runs on CuPy")
-    graph, _ = GRAPHS[name]()
+    monkeypatch.delenv("FASTAPSP_JET_KERNELS", raising=False)
+    graph = disconnected_case() if name == "disconnected" else GRAPHS[name]()[0]
     indptr, indices = graph.undirected_adjacency()
     for k in (2, 16):
         on_device = jet_partition(xp.asarray(indptr), xp.asarray(indices), k, seed=3, imbalance=0.03,
@@ -236,8 +551,21 @@ def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name):
         check_valid(graph, part.labels, k, 0.03)
         again = partition_graph(graph, k, "jet", seed=3)
         np.testing.assert_array_equal(part.labels, again.labels)
+        np.testing.assert_array_equal(part.labels, jet_partition(indptr, indices, k, seed=3, imbalance=0.03))
         refined = partition_graph(graph, k, "jet+b", seed=3)
         check_valid(graph, refined.labels, k, 0.03)
-        assert refined.details["refine_backend"] == "cupy"
         assert refined.metrics()["boundary_vertices"] <= refined.details["boundary_vertices_before_refine"]
         assert refined.details["boundary_vertices_before_refine"] == part.metrics()["boundary_vertices"]
+
+
+@pytest.mark.gpu
+def test_gpu_jet_array_path_switch(xp, monkeypatch):
+    """FASTAPSP_JET_KERNELS=0 runs the array-op code on CuPy: the same labels."""
+    if xp is np:
+        pytest.skip("runs on CuPy")
+    graph, _ = GRAPHS["minnesota"]()
+    indptr, indices = graph.undirected_adjacency()
+    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
+    on_device = jet_partition(xp.asarray(indptr), xp.asarray(indices), 7, seed=4, imbalance=0.03, coarsest=60)
+    np.testing.assert_array_equal(host(on_device), jet_partition(indptr, indices, 7, seed=4, imbalance=0.03,
+                                                                 coarsest=60))

@@ -3,7 +3,7 @@
 After Gilbert, Madduri, Boman and Rajamanickam, "Jet: Multilevel graph
 partitioning on graphics processing units", SIAM J. Sci. Comput. 46(5), 2024,
 written here from the paper's description for NumPy and CuPy alike (``xp``
-comes from the arrays; sorts, cumulative sums and ``bincount`` only):
+comes from the arrays):
 
 Coarsening
     Heavy-edge matching: every unmatched vertex proposes to its heaviest
@@ -13,27 +13,42 @@ Coarsening
     neighbour), *twins* (same neighbour set, by a hash of it) and *relatives*
     (same heaviest neighbour).  Matched pairs are contracted (vertex weights
     add, parallel edges merge with their weights added) until the graph has
-    about ``max(30 k, 1000)`` vertices or stops shrinking.
+    about ``max(COARSEST_PER_PART * k, 1000)`` vertices or stops shrinking.
 Initial partition
-    METIS (pymetis) on the coarsest graph, with its vertex and edge weights.
+    METIS (pymetis, recursive bisection: on these small weighted graphs about
+    three times faster than its k-way, with a lower cut) on the coarsest
+    graph, with its vertex and edge weights.
 Uncoarsening
     At every level, from the projected labels, Jet's refinement iterates:
     while the partition is balanced, *Jetlp*, an unconstrained label
     propagation: each vertex's best other part by connection, candidates
     with a gain >= 0 or a loss below ``c * (connection to own part)``,
     vertices moved in the iteration before locked; the *afterburner* then
-    recomputes each candidate's gain as if every higher-priority candidate
-    had already moved, and only those still >= 0 move.  While it is not
-    balanced, *Jetr*: overweight parts give up their cheapest vertices
-    (smallest loss of connection) until their excess is covered, to the
-    best-connected part with room (weak) or, for vertices next to no part
-    with room, to the parts with room by order of need (strong).  The best
-    balanced partition of the level (lowest edge cut) is kept; a level ends
-    after ``patience`` iterations without a better one.
+    recomputes each candidate's gain as if every candidate of higher priority
+    (larger gain, then a seeded hash) had already moved, and only those still
+    >= 0 move.  While it is not balanced, *Jetr*: overweight parts give up
+    their cheapest vertices (smallest loss of connection, then a seeded hash)
+    until their excess is covered, to their best-connected part below a soft
+    limit (weak) or, for those next to no such part or that do not fit
+    there, to the lightest parts (strong); no destination grows past the
+    bound.  The best balanced partition of the level (lowest edge cut) is
+    kept; a level ends after ``PATIENCE`` iterations without a better one.
+    On coarse levels the bound is relaxed by the heaviest vertex of the
+    level (a coarse vertex may weigh more than the slack of a part).
+
+On CuPy (fastapsp/kernels/jet.cu) a matching pass is two kernels; a Jetlp
+iteration two kernels (candidates with the edge cut and part weights of the
+labels; afterburner with the moves) and one read of the statistics; a Jetr
+iteration three kernels that keep, per overweight part, only the vertices
+whose loss lies in the buckets that cover its excess, a copy of those rows to
+the host, which chooses the moves (on roadFLA a median of 1,100 rows, sorted
+there in well under a millisecond), and one kernel that applies them.
+``FASTAPSP_JET_KERNELS=0`` switches to the array-op code that the NumPy path
+runs (the reference the kernels are tested against).
 
 The balance bound is ``ceil((1 + imbalance) * n / k)`` vertices per part.
-Everything is a function of the graph and the seed, so labels are the same
-for the same seed, and the same on NumPy and on CuPy.
+Everything is a function of the graph and the seed (integer arithmetic, fixed
+tie-breaking), so labels are the same for the same seed, on NumPy and on CuPy.
 """
 
 from __future__ import annotations
@@ -50,10 +65,13 @@ __all__ = ["jet", "jet_partition"]
 HEM_PASSES = 4
 TWO_HOP_BELOW = 0.75  # two-hop matching when fewer than this share of vertices are matched
 SHRINK_AT_LEAST = 0.95  # stop coarsening when a level keeps more than this share of vertices
+COARSEST_PER_PART = 30  # coarsen until about this many vertices per part
 LP_FILTER_COARSE = 0.75  # Jetlp's c on coarse levels
 LP_FILTER_FINEST = 0.25  # and on the input graph
 PATIENCE = 12
+METIS_RECURSIVE = True  # recursive bisection on the coarsest graph: about 3x faster than k-way there, lower cut
 MAX_ITERATIONS = 300
+SMALL_DEGREE = 16  # JET_SMALL_DEGREE of jet.cu: longer rows sum their connections in a scratch table
 
 
 def jet(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance: float) -> np.ndarray:
@@ -80,19 +98,21 @@ def jet(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance
 
 
 # ------------------------------------------------------------------ helpers
-_BLOCK = 256
-# The kernels of fastapsp/kernels/jet.cu replace four array-op steps of the CuPy path.  They are
-# opt-in (FASTAPSP_JET_KERNELS=1) until they have run on a GPU: the first device run of their
-# tests did not finish in 200 s.  Without them the CuPy path is the array-op one, as measured
-# in benchmarks/results/h100-partition.
-_KERNELS = os.environ.get("FASTAPSP_JET_KERNELS") == "1"
+_BLOCK = 256  # a whole number of warps (jet_lp_candidates reduces over warps)
+_MASK32 = 0xFFFFFFFF
+
+
+def _kernels(xp) -> bool:
+    """Whether the kernels of jet.cu run: on CuPy, unless FASTAPSP_JET_KERNELS=0."""
+    return xp is not np and os.environ.get("FASTAPSP_JET_KERNELS", "1") != "0"
 
 
 def _launch(name: str, n: int, *args) -> None:
     """Run kernel ``name`` of ``fastapsp/kernels/jet.cu`` with one thread per each of ``n`` items."""
     from ..kernels import get_kernel
 
-    get_kernel("jet.cu", name)((max(1, -(-n // _BLOCK)),), (_BLOCK,), args)
+    if n > 0:
+        get_kernel("jet.cu", name)((-(-n // _BLOCK),), (_BLOCK,), args)
 
 
 def _array_module(a):
@@ -103,8 +123,12 @@ def _array_module(a):
     return np
 
 
+def _host(a) -> np.ndarray:
+    return a.get() if type(a).__module__.startswith("cupy") else np.asarray(a)
+
+
 def _rows(xp, indptr, m: int):
-    return (xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right") - 1).astype(xp.int64)
+    return (xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right") - 1).astype(xp.int64, copy=False)
 
 
 def _row_sums(xp, indptr, values):
@@ -131,6 +155,13 @@ def _group_sums(xp, start, values):
     return total[last] - total[first]
 
 
+def _before_in_run(xp, keys, values):
+    """For ``keys`` sorted into runs: the sum of ``values`` before each item within its run."""
+    cum = xp.cumsum(values)
+    first = xp.searchsorted(keys, keys, side="left")
+    return cum - values - xp.where(first > 0, cum[xp.maximum(first - 1, 0)], 0)
+
+
 def _first_per_key(xp, keys, *tiebreaks):
     """Order that sorts by ``keys`` then by each of ``tiebreaks`` (ascending), and the first-of-key mask."""
     order = xp.arange(keys.shape[0], dtype=xp.int64)
@@ -144,23 +175,34 @@ class _Level:
     """One graph of the hierarchy: CSR with edge weights, vertex weights, and the map to the next coarser one."""
 
     def __init__(self, xp, indptr, indices, eweights, vweights):
-        self.indptr = indptr.astype(xp.int64)
-        self.indices = indices.astype(xp.int64)
-        self.eweights = eweights.astype(xp.int64)
-        self.vweights = vweights.astype(xp.int64)
+        # Not copied when already int64: levels never change their arrays.
+        self.indptr = indptr.astype(xp.int64, copy=False)
+        self.indices = indices.astype(xp.int64, copy=False)
+        self.eweights = eweights.astype(xp.int64, copy=False)
+        self.vweights = vweights.astype(xp.int64, copy=False)
         self.n = int(indptr.shape[0]) - 1
-        self.rows = _rows(xp, self.indptr, int(indices.shape[0]))
+        self.m = int(indices.shape[0])
+        self.rows = _rows(xp, self.indptr, self.m)
         self.coarse_map = None
+        self._tables = None
+
+    def tables(self, xp):
+        """Scratch of the kernels' connection tables (2 slots per arc when a row is longer than SMALL_DEGREE)."""
+        if self._tables is None:
+            longest = int((self.indptr[1:] - self.indptr[:-1]).max()) if self.n else 0
+            slots = 2 * self.m if longest > SMALL_DEGREE else 1
+            self._tables = (xp.full(slots, -1, dtype=xp.int32), xp.zeros(slots, dtype=xp.int64))
+        return self._tables
 
 
 # ------------------------------------------------------------------ coarsening
 def _heaviest_neighbour(xp, g: _Level, allowed, salt: int):
     """Per vertex: the neighbour over the heaviest allowed arc (ties: larger hash), or -1."""
     n = g.n
-    if xp is not np and _KERNELS:  # the same choice, one thread per vertex
+    if _kernels(xp):  # the same choice, one thread per vertex
         best = xp.empty(n, dtype=xp.int64)
         _launch("jet_heaviest_neighbour", n, g.indptr, g.indices, g.eweights, xp.ascontiguousarray(allowed),
-                np.uint32(salt & 0xFFFFFFFF), np.int64(n), best)
+                np.uint32(salt & _MASK32), np.int64(n), best)
         return best
     best = xp.full(n, -1, dtype=xp.int64)
     arcs = xp.flatnonzero(allowed)
@@ -191,15 +233,27 @@ def _pair_by_key(xp, vertices, keys, mate, vweights, cap: int):
     mate[b] = a
 
 
-def _match(xp, g: _Level, cap: int, seed: int, level: int):
-    """Heavy-edge matching, then two-hop matching (leaves, twins, relatives) when too few are matched."""
+def _heavy_edge_matching(xp, g: _Level, cap: int, salt: int):
+    """Up to HEM_PASSES passes of mutual heaviest-neighbour proposals (salts ``salt + pass``).
+
+    The passes stop after one that matches nobody.
+    """
     n = g.n
     mate = xp.full(n, -1, dtype=xp.int64)
+    if _kernels(xp):  # two kernels a pass; the stop is a flag on the device (no host round trip)
+        go = xp.zeros(HEM_PASSES + 1, dtype=xp.int32)
+        go[0] = 1
+        want = xp.empty(n, dtype=xp.int64)
+        for p in range(HEM_PASSES):
+            _launch("jet_propose", n, g.indptr, g.indices, g.eweights, g.vweights, mate, go[p:p + 1], np.int64(cap),
+                    np.uint32((salt + p) & _MASK32), np.int64(n), want)
+            _launch("jet_mutual", n, want, np.int64(n), mate, go[p + 1:p + 2])
+        return mate
     weight_ok = g.vweights[g.rows] + g.vweights[g.indices] <= cap
     for p in range(HEM_PASSES):
         free = mate < 0
         allowed = weight_ok & free[g.rows] & free[g.indices]
-        want = _heaviest_neighbour(xp, g, allowed, seed * 7919 + level * 131 + p)
+        want = _heaviest_neighbour(xp, g, allowed, salt + p)
         has = want >= 0
         mutual = xp.zeros(n, dtype=bool)
         mutual[has] = want[want[has]] == xp.arange(n, dtype=xp.int64)[has]
@@ -207,6 +261,13 @@ def _match(xp, g: _Level, cap: int, seed: int, level: int):
             break
         v = xp.flatnonzero(mutual)
         mate[v] = want[v]
+    return mate
+
+
+def _match(xp, g: _Level, cap: int, seed: int, level: int):
+    """Heavy-edge matching, then two-hop matching (leaves, twins, relatives) when too few are matched."""
+    n = g.n
+    mate = _heavy_edge_matching(xp, g, cap, seed * 7919 + level * 131)
     if int(xp.count_nonzero(mate >= 0)) >= TWO_HOP_BELOW * n:
         return mate
     degree = g.indptr[1:] - g.indptr[:-1]
@@ -262,15 +323,10 @@ def _contract(xp, g: _Level, mate):
 def _connections(xp, g: _Level, labels, k: int, allowed_part=None):
     """Per vertex: best other part by connection (-1 if none), that connection, and the own-part connection.
 
-    ``allowed_part`` (bool per part) limits the other parts considered.
+    ``allowed_part`` (bool per part) limits the other parts considered.  (The
+    array-op form of ``jet_connections_of`` in jet.cu.)
     """
     n = g.n
-    if xp is not np and _KERNELS:  # the same sums and choice, one thread per vertex
-        best, conn, own = (xp.empty(n, dtype=xp.int64) for _ in range(3))
-        parts = xp.ones(k, dtype=bool) if allowed_part is None else xp.ascontiguousarray(allowed_part)
-        _launch("jet_connections", n, g.indptr, g.indices, g.eweights, labels.astype(xp.int32), parts,
-                np.int64(n), best, conn, own)
-        return best, conn, own
     same = labels[g.rows] == labels[g.indices]
     own = _row_sums(xp, g.indptr, xp.where(same, g.eweights, 0))
     best = xp.full(n, -1, dtype=xp.int64)
@@ -296,95 +352,154 @@ def _connections(xp, g: _Level, labels, k: int, allowed_part=None):
     return best, conn, own
 
 
-def _jetlp(xp, g: _Level, labels, k: int, locked, c: float, salt: int):
-    """One Jetlp iteration with the afterburner; returns the new labels and the moved mask."""
+def _lp_candidates(xp, g: _Level, labels, locked, sizes, k: int, c: float, stats=None):
+    """Jetlp's destination, gain and candidate mask of every vertex, and ``[2 * edge cut, *part weights]``.
+
+    On the kernel path ``stats`` is a pair of rows of ``k + 1`` int64 on the
+    device: the statistics go into the first (its element 0 is zero before),
+    which is returned, and element 0 of the second is set to zero (the next
+    call gets the rows the other way round).
+    """
     n = g.n
+    if _kernels(xp):
+        dest, gain = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64)
+        cand = xp.empty(n, dtype=bool)
+        keys, sums = g.tables(xp)
+        _launch("jet_lp_candidates", max(n, k), g.indptr, g.indices, g.eweights, labels, locked, sizes, np.int64(k),
+                np.float64(c), np.int64(n), keys, sums, dest, gain, cand, stats[0], stats[1])
+        return dest, gain, cand, stats[0]
     dest, conn, own = _connections(xp, g, labels, k)
     gain = conn - own
     cand = (dest >= 0) & ~locked & ((gain >= 0) | (-gain < xp.floor(c * own).astype(xp.int64)))
-    if not bool(cand.any()):
-        return labels, xp.zeros(n, dtype=bool)
-    # Priority: gain, then a hash; dense ranks so that comparisons are exact.
-    v = xp.flatnonzero(cand)
-    h = _hash32(xp, v, salt).astype(xp.int64)
-    order = _stable_argsort(xp, h)
-    order = order[_stable_argsort(xp, gain[v][order])]
-    rank = xp.zeros(n, dtype=xp.int64)
-    rank[v[order]] = xp.arange(1, v.shape[0] + 1, dtype=xp.int64)
-    gain2 = _afterburner(xp, g, labels, dest, cand, rank)
-    move = cand & (gain2 >= 0)
-    new = labels.copy()
-    new[move] = dest[move].astype(labels.dtype)
-    return new, move
+    foreign = (g.eweights.sum() - own.sum()).reshape(1)
+    return dest, gain, cand, xp.concatenate([foreign, sizes]).astype(xp.int64)
 
 
-def _afterburner(xp, g: _Level, labels, dest, cand, rank):
-    """Gain of every candidate's move when all candidates of higher rank have moved (0 for the others)."""
-    if xp is not np and _KERNELS:  # the same sums, one thread per vertex
-        gain = xp.empty(g.n, dtype=xp.int64)
-        _launch("jet_afterburner", g.n, g.indptr, g.indices, g.eweights, labels.astype(xp.int32), dest, cand, rank,
-                np.int64(g.n), gain)
-        return gain
+def _lp_move(xp, g: _Level, labels, dest, gain, cand, sizes, salt: int):
+    """The afterburner and the moves of Jetlp: new labels, the moved mask and the new part weights.
+
+    A candidate's gain is recomputed as if every candidate of higher priority
+    (larger gain, then larger hash) had moved; it moves when that gain is >= 0.
+    The kernel path updates ``sizes`` in place.
+    """
+    n = g.n
+    if _kernels(xp):
+        new, moved = xp.empty(n, dtype=xp.int32), xp.empty(n, dtype=bool)
+        _launch("jet_lp_move", n, g.indptr, g.indices, g.eweights, g.vweights, labels, dest, gain, cand,
+                np.uint32(salt & _MASK32), np.int64(n), new, moved, sizes)
+        return new, moved, sizes
+    h = _hash32(xp, xp.arange(n, dtype=xp.int64), salt).astype(xp.int64)
     r, u = g.rows, g.indices
-    ahead = cand[u] & (rank[u] > rank[r])
+    ahead = cand[u] & ((gain[u] > gain[r]) | ((gain[u] == gain[r]) & (h[u] > h[r])))
     where = xp.where(ahead, dest[u], labels[u].astype(xp.int64))
     delta = g.eweights * ((where == dest[r]).astype(xp.int64) - (where == labels[r]).astype(xp.int64))
-    return xp.where(cand, _row_sums(xp, g.indptr, delta), 0)
+    move = cand & (_row_sums(xp, g.indptr, delta) >= 0)
+    v = xp.flatnonzero(move)
+    new, sizes = _apply_moves(xp, g, labels, sizes, v, dest[v], k=sizes.shape[0])
+    return new, move, sizes
 
 
-def _jetr(xp, g: _Level, labels, k: int, bound: int, salt: int):
-    """One rebalancing iteration (weak moves to adjacent parts with room, strong moves to any part with room)."""
-    n = g.n
-    sizes = _part_weights(xp, labels, g.vweights, k)
-    total = int(g.vweights.sum())
-    # Destinations stop somewhat short of the bound so that they are not the next overweight parts.
-    soft = max(1, int(total / k + 0.5 * (bound - total / k)))
-    room = xp.maximum(soft - sizes, 0)
-    excess = xp.maximum(sizes - bound, 0)
-    over = excess > 0
-    if not bool(over.any()):
-        return labels
-    has_room = room > 0
-    dest, conn, own = _connections(xp, g, labels, k, allowed_part=has_room)
-    mine = over[labels]
-    v = xp.flatnonzero(mine)
-    loss = own[v] - conn[v]  # for vertices next to no part with room: all of their own connection
-    src = labels[v].astype(xp.int64)
-    h = _hash32(xp, v, salt).astype(xp.int64)
-    order = _stable_argsort(xp, h)
-    order = order[_stable_argsort(xp, loss[order])]
-    order = order[_stable_argsort(xp, src[order])]
-    v, src = v[order], src[order]
-    w = g.vweights[v]
-    # Each overweight part gives up its cheapest vertices until its excess is covered.
-    cum = xp.cumsum(w)
-    first = xp.searchsorted(src, src, side="left")
-    before = cum - w - xp.where(first > 0, cum[xp.maximum(first - 1, 0)], 0)
-    v, w = v[before < excess[src]], w[before < excess[src]]
+def _apply_moves(xp, g: _Level, labels, sizes, vertices, to, *, k: int):
+    """Labels with ``vertices[i]`` moved to part ``to[i]`` (a copy) and the part weights after the moves.
+
+    The kernel path updates ``sizes`` in place.
+    """
     new = labels.copy()
-    # Weak: to the best-connected adjacent part with room, each part filled up to its room.
-    near = dest[v] >= 0
-    vn, wn, dn = v[near], w[near], dest[v[near]]
-    if vn.shape[0]:
-        order = _stable_argsort(xp, dn)
-        vn, wn, dn = vn[order], wn[order], dn[order]
-        cum = xp.cumsum(wn)
-        first = xp.searchsorted(dn, dn, side="left")
-        before = cum - wn - xp.where(first > 0, cum[xp.maximum(first - 1, 0)], 0)
-        fits = before + wn <= room[dn]
-        new[vn[fits]] = dn[fits].astype(labels.dtype)
-        room = room - _bin_weights(xp, dn[fits], wn[fits], k)
-    # Strong: the others to parts with room, in order, none beyond its room.
-    vf, wf = v[~near], w[~near]
-    parts = xp.flatnonzero(room > 0)
-    if vf.shape[0] and parts.shape[0]:
-        capacity = xp.cumsum(room[parts])
-        end = xp.cumsum(wf)
-        slot = xp.searchsorted(capacity, end - wf, side="right")
-        ok = slot < parts.shape[0]
-        ok[ok] = end[ok] <= capacity[slot[ok]]
-        new[vf[ok]] = parts[slot[ok]].astype(labels.dtype)
-    return new
+    if _kernels(xp):
+        _launch("jet_apply_moves", int(vertices.shape[0]), vertices, to, g.vweights, np.int64(vertices.shape[0]), new,
+                sizes)
+        return new, sizes
+    w = g.vweights[vertices]
+    sizes = sizes - _bin_weights(xp, labels[vertices], w, k) + _bin_weights(xp, to, w, k)
+    new[vertices] = to.astype(labels.dtype)
+    return new, sizes
+
+
+def _loss_bucket(xp, loss):
+    """``jet_loss_bucket`` of jet.cu: 0 for loss <= 0, the loss itself up to 63, then 57 + its bit length."""
+    bits = xp.searchsorted(xp.asarray(_POWERS_OF_TWO), loss, side="right")  # the bit length for loss >= 1
+    return xp.where(loss <= 0, 0, xp.where(loss < 64, loss, 57 + bits)).astype(xp.int64)
+
+
+_POWERS_OF_TWO = 1 << np.arange(63, dtype=np.int64)
+BUCKETS = 89  # loss buckets 0..88
+
+
+def _rebalance_rows(xp, g: _Level, labels, sizes, k: int, bound: int, soft: int, salt: int, scratch=None):
+    """The rows ``(vertex, part, destination, key, weight)`` on the host, of the vertices that may rebalance.
+
+    For a vertex of an overweight part: the best-connected part below ``soft``
+    (-1 if none) and the key of its move, ``clip(loss, -2**31, 2**31 - 1) * 2**32
+    + hash(v)`` (``loss``: own connection minus that part's).  Rows are kept for
+    the vertices whose loss bucket is at most the first bucket at which the
+    part's weight so far covers its excess: a superset of those
+    :func:`_jetr_moves` takes, so the moves are those of all the vertices.
+    Rows come in no particular order (the keys are distinct).  ``scratch`` is the
+    kernel path's ``(hist, rows)`` buffers.
+    """
+    n = g.n
+    if _kernels(xp):
+        hist, rows = scratch
+        dest, key = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64)
+        cutoff = xp.empty(k, dtype=xp.int64)
+        count = xp.zeros(1, dtype=xp.uint64)
+        keys, sums = g.tables(xp)
+        _launch("jet_rebalance_candidates", n, g.indptr, g.indices, g.eweights, g.vweights, labels, sizes,
+                np.int64(bound), np.int64(soft), np.uint32(salt & _MASK32), np.int64(BUCKETS), np.int64(n), keys, sums,
+                dest, key, hist)
+        _launch("jet_rebalance_cutoff", k, sizes, np.int64(bound), np.int64(BUCKETS), np.int64(k), hist, cutoff)
+        _launch("jet_rebalance_rows", n, dest, key, labels, g.vweights, cutoff, np.int64(n), count, rows)
+        return _host(rows[:int(_host(count)[0])])
+    dest, conn, own = _connections(xp, g, labels, k, allowed_part=sizes < soft)
+    v = xp.flatnonzero(sizes[labels] > bound)
+    src = labels[v].astype(xp.int64)
+    loss = xp.clip((own - conn)[v], -(1 << 31), (1 << 31) - 1)
+    key = loss * (1 << 32) + _hash32(xp, v, salt).astype(xp.int64)
+    w = g.vweights[v]
+    bucket = _loss_bucket(xp, loss)
+    hist = _bin_weights(xp, src * BUCKETS + bucket, w, k * BUCKETS).reshape(k, BUCKETS)
+    covered = xp.cumsum(hist, axis=1) >= (sizes - bound)[:, None]
+    cutoff = xp.argmax(covered.astype(xp.int8), axis=1)  # the first True (rows of overweight parts have one)
+    keep = bucket <= cutoff[src]
+    return _host(xp.stack([v, src, dest[v], key, w], axis=1)[keep])
+
+
+def _jetr_moves(rows, sizes, k: int, bound: int, soft: int):
+    """One rebalancing step on the host: the vertices to move and their parts (NumPy arrays).
+
+    Every overweight part gives up its cheapest vertices (by key: loss, then
+    hash) until its excess is covered.  Weak moves: to the vertex's
+    best-connected part below ``soft``, each destination admitting its movers
+    in that order while it stays within ``bound``; strong moves: the others to
+    the parts below ``soft``, the lightest first, none past ``bound``.
+    """
+    v, src, dest, key, w = (rows[:, i] for i in range(5))
+    order = np.lexsort((key, src))
+    v, src, dest, w = v[order], src[order], dest[order], w[order]
+    take = _before_in_run(np, src, w) < (sizes - bound)[src]
+    v, dest, w = v[take], dest[take], w[take]
+    to = np.full(v.shape[0], -1, dtype=np.int64)
+    # Weak: each destination admits its movers in order while it stays within the bound.
+    near = np.flatnonzero(dest >= 0)
+    near = near[np.argsort(dest[near], kind="stable")]
+    dn, wn = dest[near], w[near]
+    fits = near[_before_in_run(np, dn, wn) + wn <= bound - sizes[dn]]
+    to[fits] = dest[fits]
+    after = sizes + np.bincount(dest[fits], weights=w[fits], minlength=k).astype(np.int64)
+    # Strong: the others fill the parts below soft one after the other (most room first), none past the bound.
+    rest = np.flatnonzero(to < 0)
+    parts = np.flatnonzero(after < soft)
+    if rest.shape[0] and parts.shape[0]:
+        parts = parts[np.argsort(after[parts], kind="stable")]
+        capacity = np.cumsum(bound - after[parts])
+        wr = w[rest]
+        end = np.cumsum(wr)
+        slot = np.searchsorted(capacity, end - wr, side="right")
+        inside = np.minimum(slot, parts.shape[0] - 1)
+        ok = (slot < parts.shape[0]) & (end <= capacity[inside])
+        to[rest[ok]] = parts[inside[ok]]
+    moving = np.flatnonzero(to >= 0)
+    return v[moving], to[moving]
 
 
 def _bin_weights(xp, bins, weights, k: int):
@@ -392,6 +507,8 @@ def _bin_weights(xp, bins, weights, k: int):
     out = xp.zeros(k, dtype=xp.int64)
     if bins.shape[0] == 0:
         return out
+    if xp is np:
+        return np.bincount(bins, weights=weights, minlength=k).astype(np.int64)  # exact below 2**53
     bins = bins.astype(xp.int64)
     order = _stable_argsort(xp, bins)
     b = bins[order]
@@ -402,26 +519,38 @@ def _bin_weights(xp, bins, weights, k: int):
 
 def _part_weights(xp, labels, vweights, k: int):
     """Vertex weight of every part (integer atomics on the GPU: the same sums in any order)."""
-    if xp is np or not _KERNELS:
+    if not _kernels(xp):
         return _bin_weights(xp, labels, vweights, k)
-    out = xp.zeros(k, dtype=xp.uint64)
-    _launch("jet_part_weights", int(labels.shape[0]), labels.astype(xp.int32), vweights, np.int64(labels.shape[0]), out)
-    return out.astype(xp.int64)
+    out = xp.zeros(k, dtype=xp.int64)
+    _launch("jet_part_weights", int(labels.shape[0]), labels, vweights, np.int64(labels.shape[0]), out)
+    return out
 
 
-def _cut(xp, g: _Level, labels) -> int:
-    return int(xp.sum(xp.where(labels[g.rows] != labels[g.indices], g.eweights, 0))) // 2
+def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, total: int, c: float, seed: int, level: int,
+                  patience: int = PATIENCE):
+    """Jetlp while balanced, Jetr while not; the best balanced labels of the level (else the least unbalanced).
 
-
-def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, c: float, seed: int, level: int):
-    """Jetlp while balanced, Jetr while not; the best balanced labels of the level (else the least unbalanced)."""
+    One host round trip per Jetlp iteration (the cut and the part weights of
+    the labels), three per Jetr iteration (those, the rows, the moves back).
+    """
+    kernels = _kernels(xp)
+    labels = labels.astype(xp.int32)
+    sizes = _part_weights(xp, labels, g.vweights, k)
+    soft = max(1, (total + k * bound) // (2 * k))  # half-way from the average part to the bound
     locked = xp.zeros(g.n, dtype=bool)
+    if kernels:
+        stats = xp.zeros((2, k + 1), dtype=xp.int64)  # this iteration's statistics and the next's
+        scratch = (xp.zeros(k * BUCKETS, dtype=xp.int64), xp.empty((g.n, 5), dtype=xp.int64))
     best, best_key = labels, None
     stall = 0
     for it in range(MAX_ITERATIONS):
-        largest = int(_part_weights(xp, labels, g.vweights, k).max())
-        key = (max(largest - bound, 0), _cut(xp, g, labels))
-        if best_key is None or key[0] < best_key[0] or (key[0] == best_key[0] and key[1] < best_key[1]):
+        dest, gain, cand, row = _lp_candidates(xp, g, labels, locked, sizes, k, c,
+                                               (stats[it % 2], stats[1 - it % 2]) if kernels else None)
+        row = _host(row)
+        sizes_now = row[1:]
+        largest = int(sizes_now.max())
+        key = (max(largest - bound, 0), int(row[0]) // 2)
+        if best_key is None or key < best_key:
             if best_key is not None and key[0] == best_key[0] == 0 and key[1] >= 0.999 * best_key[1]:
                 stall += 1  # better, but by too little to count as progress
             else:
@@ -429,14 +558,16 @@ def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, c: float, seed: 
             best, best_key = labels, key
         else:
             stall += 1
-        if stall >= PATIENCE:
+        if stall >= patience:
             break
         salt = seed * 1_000_003 + level * 10_007 + it
         if largest > bound:
-            labels = _jetr(xp, g, labels, k, bound, salt)
+            rows = _rebalance_rows(xp, g, labels, sizes, k, bound, soft, salt, scratch if kernels else None)
+            vertices, to = _jetr_moves(rows, sizes_now, k, bound, soft)
+            labels, sizes = _apply_moves(xp, g, labels, sizes, xp.asarray(vertices), xp.asarray(to), k=k)
             locked = xp.zeros(g.n, dtype=bool)
         else:
-            labels, locked = _jetlp(xp, g, labels, k, locked, c, salt)
+            labels, locked, sizes = _lp_move(xp, g, labels, dest, gain, cand, sizes, salt)
     return best
 
 
@@ -455,7 +586,7 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
     imbalance : float
         Parts hold at most ``ceil((1 + imbalance) * n / k)`` vertices.
     coarsest : int, optional
-        Coarsen until at most this many vertices (default ``max(30 k, 1000)``).
+        Coarsen until at most this many vertices (default ``max(COARSEST_PER_PART * k, 1000)``).
 
     Returns
     -------
@@ -474,12 +605,12 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
     k = int(k)
     if not 1 <= k <= max(n, 1):
         raise ValueError(f"k: {k} is outside 1..{n}")
-    if n > 0xFFFFFFFF:
-        raise ValueError(f"indptr: {n} vertices, jet handles up to 2**32 - 1")
+    if n > 0x7FFFFFFF:
+        raise ValueError(f"indptr: {n} vertices, jet handles up to 2**31 - 1")
     if k == 1 or n == 0:
         return xp.zeros(n, dtype=xp.int32)
     bound = max_part_size(n, k, imbalance)
-    target = max(30 * k, 1000) if coarsest is None else int(coarsest)
+    target = max(COARSEST_PER_PART * k, 1000) if coarsest is None else int(coarsest)
     m = int(indices.shape[0])
     levels = [_Level(xp, indptr, indices, xp.ones(m, dtype=xp.int64), xp.ones(n, dtype=xp.int64))]
     while levels[-1].n > target:
@@ -496,8 +627,10 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
         g = levels[depth]
         if depth < len(levels) - 1:
             labels = labels[g.coarse_map]
+        # Coarse vertices may weigh more than the slack of a part: the bound there allows the heaviest one.
+        level_bound = bound if depth == 0 else max(bound, n // k + int(g.vweights.max()))
         c = LP_FILTER_FINEST if depth == 0 else LP_FILTER_COARSE
-        labels = _refine_level(xp, g, labels, k, bound, c=c, seed=seed, level=depth)
+        labels = _refine_level(xp, g, labels, k, level_bound, total=n, c=c, seed=seed, level=depth)
     return labels.astype(xp.int32)
 
 
@@ -510,13 +643,12 @@ def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float):
             from exc
     if g.n <= k:
         return xp.arange(g.n, dtype=xp.int32) % k
-    host = (lambda a: a.get()) if xp is not np else (lambda a: a)
     options = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(imbalance * 1000))))
-    xadj, adjncy = host(g.indptr), host(g.indices)
+    xadj, adjncy = _host(g.indptr), _host(g.indices)
     if hasattr(pymetis, "CSRAdjacency"):
         graph = {"adjacency": pymetis.CSRAdjacency(xadj, adjncy)}
     else:  # pragma: no cover - pymetis before 2025
         graph = {"xadj": xadj, "adjncy": adjncy}
-    _, labels = pymetis.part_graph(int(k), **graph, vweights=host(g.vweights), eweights=host(g.eweights),
-                                   options=options, recursive=False)
+    _, labels = pymetis.part_graph(int(k), **graph, vweights=_host(g.vweights), eweights=_host(g.eweights),
+                                   options=options, recursive=METIS_RECURSIVE)
     return xp.asarray(np.asarray(labels, dtype=np.int32))
