@@ -19,7 +19,7 @@ from fastapsp.graph import Graph
 from partition_cases import count_boundary, edge_set, grid_case, minnesota_case, random_case
 from fastapsp.partition import (PARTITIONERS, load_partition, partition_graph, refine_boundary,
                                 save_partition)
-from fastapsp.partition.refine import _best_moves, max_part_size
+from fastapsp.partition.refine import _PairFlows, _best_moves, _flow_refine, max_part_size
 
 
 CASES = {"random": lambda: random_case(7), "grid": grid_case, "minnesota": minnesota_case}
@@ -69,7 +69,8 @@ def test_every_round_lowers_or_keeps_the_count(case):
     labels = start_labels("random", graph, 4, seed=5)
     counts = []
     for rounds in range(0, 12):
-        refined = refine_boundary(indptr, indices, labels, 4, imbalance=0.05, seed=2, max_rounds=rounds)
+        refined = refine_boundary(indptr, indices, labels, 4, imbalance=0.05, seed=2, max_rounds=rounds,
+                                  flow_passes=0)
         counts.append(count_boundary(edges, refined))
     assert counts[0] == count_boundary(edges, labels)
     assert all(b <= a for a, b in zip(counts, counts[1:])), counts
@@ -90,10 +91,20 @@ def test_improves_a_bad_partition():
 
 
 def test_no_room_no_move():
-    """With imbalance 0 and full parts nothing can move, however much it would gain."""
+    """With imbalance 0 and full parts no cluster can move, however much it would gain."""
     indptr, indices = np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2])  # path 0-1-2-3
     labels = np.array([0, 1, 0, 1], dtype=np.int32)
-    np.testing.assert_array_equal(refine_boundary(indptr, indices, labels, 2, imbalance=0.0), labels)
+    np.testing.assert_array_equal(refine_boundary(indptr, indices, labels, 2, imbalance=0.0, flow_passes=0),
+                                  labels)
+
+
+def test_flows_exchange_vertices_between_full_parts():
+    """A minimum cut may swap vertices between two full parts: 0,0,1,0,1,1 on a path becomes two halves."""
+    graph = Graph.from_edges(6, np.arange(5), np.arange(1, 6), directed=False, name="path")
+    indptr, indices = graph.undirected_adjacency()
+    labels = np.array([0, 0, 1, 0, 1, 1], dtype=np.int32)
+    refined = refine_boundary(indptr, indices, labels, 2, imbalance=0.0, max_rounds=0)
+    np.testing.assert_array_equal(refined, [0, 0, 0, 1, 1, 1])
 
 
 @pytest.mark.parametrize("clusters", ["single", "groups"])
@@ -134,6 +145,102 @@ def test_gains_match_brute_force(clusters):
     assert dict(zip(v.tolist(), zip(b.tolist(), gain.tolist()))) == expected
 
 
+# ------------------------------------------------------------------ pairwise flows
+def _tiny_case(seed: int, n: int = 11, m: int = 22, k: int = 3):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    graph = Graph.from_edges(n, src, dst, directed=False, name=f"tiny{seed}")
+    labels = rng.integers(0, k, n).astype(np.int64)
+    return graph, edge_set(src, dst), labels
+
+
+def _layers(edges, labels, a: int, b: int, limit: int) -> list:
+    """Up to ``limit`` vertices of part a, breadth-first layer by layer from those next to part b."""
+    labels = labels.tolist()
+    near = {}
+    for u, v in edges:
+        near.setdefault(u, set()).add(v)
+        near.setdefault(v, set()).add(u)
+    layer = sorted(v for v in near if labels[v] == a and any(labels[u] == b for u in near[v]))
+    taken: list = []
+    while layer and len(taken) < limit:
+        layer = layer[: limit - len(taken)]
+        taken += layer
+        layer = sorted({u for v in layer for u in near[v] if labels[u] == a and u not in taken})
+    return taken
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pair_cut_is_the_best_labelling_of_its_corridor(seed):
+    """One pair's minimum cut against every labelling of the corridor, by brute force.
+
+    With room for everything, the cut found has exactly the fewest boundary
+    vertices any labelling of the corridor (part a or part b for each of its
+    vertices) can have; when it reports a part as too large instead, every
+    labelling with that fewest count empties a part.  The corridor itself is
+    checked against a breadth-first search written here.
+    """
+    graph, edges, labels = _tiny_case(seed)
+    indptr, indices = (a.astype(np.int64) for a in graph.undirected_adjacency())
+    n = graph.n
+    state = _PairFlows(indptr, indices, labels, 3, bound=n)
+    region = np.concatenate(state.corridors(0, 1, n, n))
+    sizes = np.bincount(labels, minlength=3)
+    expected = _layers(edges, labels, 0, 1, sizes[0] - 1) + _layers(edges, labels, 1, 0, sizes[1] - 1)
+    assert sorted(region.tolist()) == sorted(expected)
+    before = count_boundary(edges, labels)
+    counts, empties = [], []
+    for bits in range(2 ** region.shape[0]):
+        trial = labels.copy()
+        trial[region] = [(bits >> i) & 1 for i in range(region.shape[0])]
+        counts.append(count_boundary(edges, trial))
+        sizes = np.bincount(trial, minlength=3)
+        empties.append(sizes[0] == 0 or sizes[1] == 0)
+    best = min(counts)
+    got = state.refine(0, 1, n, n)
+    after = count_boundary(edges, state.labels)
+    if isinstance(got, str):
+        assert all(e for c, e in zip(counts, empties) if c == best)
+        np.testing.assert_array_equal(state.labels, labels)
+    elif got > 0:
+        assert after == best == before - got
+        np.testing.assert_array_equal(state.labels[state.labels == 2], labels[labels == 2])
+        assert np.array_equal(np.bincount(state.labels, minlength=3), state.sizes)
+    else:
+        assert best == before == after
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("start", ["random", "blocks", "metis"])
+@pytest.mark.parametrize("k", [3, 16])
+def test_flows_count_what_they_remove(case, start, k):
+    """The flows alone: the removed count is the recomputed drop, balance is kept, no part empties."""
+    if start == "metis":
+        pytest.importorskip("pymetis")
+    graph, edges = CASES[case]()
+    indptr, indices = (a.astype(np.int64) for a in graph.undirected_adjacency())
+    labels = start_labels(start, graph, k, seed=4)
+    bound = max_part_size(graph.n, k, 0.03)
+    refined, removed = _flow_refine(indptr, indices, labels, k, bound, passes=4, alpha=16.0, seed=3)
+    assert refined.dtype == np.int32 and refined.shape == labels.shape
+    assert count_boundary(edges, labels) - count_boundary(edges, refined) == removed >= 0
+    sizes_before, sizes_after = np.bincount(labels, minlength=k), np.bincount(refined, minlength=k)
+    assert np.all(sizes_after[sizes_after > sizes_before] <= bound)
+    assert np.all(sizes_after[sizes_before > 0] > 0)
+    if case == "minnesota":  # a road graph: every start has cuts to straighten
+        assert removed > 0
+
+
+def test_flows_same_seed_same_labels():
+    graph, _ = CASES["minnesota"]()
+    indptr, indices = (a.astype(np.int64) for a in graph.undirected_adjacency())
+    labels = start_labels("random", graph, 8, seed=2)
+    bound = max_part_size(graph.n, 8, 0.03)
+    a, _ = _flow_refine(indptr, indices, labels, 8, bound, passes=3, alpha=16.0, seed=7)
+    b, _ = _flow_refine(indptr, indices, labels, 8, bound, passes=3, alpha=16.0, seed=7)
+    np.testing.assert_array_equal(a, b)
+
+
 def test_same_seed_same_labels():
     graph, _ = CASES["grid"]()
     indptr, indices = graph.undirected_adjacency()
@@ -156,6 +263,10 @@ def test_input_not_modified_and_errors():
         refine_boundary(indptr, indices, labels + 1, 3, imbalance=0.03)
     with pytest.raises(ValueError, match="imbalance"):
         refine_boundary(indptr, indices, labels, 3, imbalance=-0.1)
+    with pytest.raises(ValueError, match="flow_passes: -1 is negative"):
+        refine_boundary(indptr, indices, labels, 3, imbalance=0.03, flow_passes=-1)
+    with pytest.raises(ValueError, match="flow_alpha: 0.0 is not positive"):
+        refine_boundary(indptr, indices, labels, 3, imbalance=0.03, flow_alpha=0.0)
 
 
 def test_max_part_size():

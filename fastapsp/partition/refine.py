@@ -59,6 +59,10 @@ DEFAULT_CYCLES = 4
 DEFAULT_PATIENCE = 3
 DEFAULT_LEVELS = 9
 CLUSTER_SHRINK = 0.9  # stop building cluster levels when one keeps more than this share of clusters
+DEFAULT_FLOW_PASSES = 6
+DEFAULT_FLOW_ALPHA = 16.0
+FLOW_MIN_ROOM = 0.01  # a corridor may hold alpha times this share of a part's average size, even next to a full part
+FLOW_TRIES = 4
 
 
 def max_part_size(n: int, k: int, imbalance: float) -> int:
@@ -257,9 +261,295 @@ def _fit(xp, movers, parts, weights, rank, room):
     return fits
 
 
+# ------------------------------------------------------------------ pairwise flows (on the host)
+#
+# For two adjacent parts a and b, the vertices of a within reach of their common border (a
+# corridor grown breadth-first, up to a size that the balance bound allows) and those of b may
+# change sides; the rest of a is the source, the rest of b the sink.  Every vertex v of a and b
+# whose status can change is a net: the vertex and its neighbours (v is a boundary vertex exactly
+# when its net spans both sides).  A vertex with a neighbour in a third part stays a boundary
+# vertex whatever a and b do, so its net is left out.  Lawler's network (a net of three pins or
+# more becomes an arc of capacity 1 between two new nodes, joined to its pins by arcs of
+# unbounded capacity; a net of two pins becomes an arc of capacity 1 each way) makes every
+# minimum cut a labelling of the corridor with the fewest boundary vertices; the minimum cut
+# used is the most balanced one that keeps both parts within the bound.
+
+
+def _corridor(indptr, indices, labels, members, seen, a: int, b: int, limit: int):
+    """Up to ``limit`` vertices of part ``a``, breadth-first from those next to part ``b``."""
+    if limit <= 0:
+        return np.zeros(0, dtype=np.int64)
+    va = members[a]
+    owner, arcs = _expand(np, indptr[va], indptr[va + 1] - indptr[va])
+    front = np.unique(va[owner[labels[indices[arcs]] == b]])
+    layers, total = [], 0
+    while front.shape[0] and total < limit:
+        front = front[: limit - total]
+        seen[front] = True
+        layers.append(front)
+        total += front.shape[0]
+        owner, arcs = _expand(np, indptr[front], indptr[front + 1] - indptr[front])
+        nxt = indices[arcs]
+        front = np.unique(nxt[(labels[nxt] == a) & ~seen[nxt]])
+    region = np.concatenate(layers) if layers else np.zeros(0, dtype=np.int64)
+    seen[region] = False
+    return region
+
+
+def _pair_network(indptr, indices, labels, node, region, a: int, b: int):
+    """Lawler's network of the nets that the corridor ``region`` can change.
+
+    ``node`` maps the vertices of ``a`` outside the corridor to the source
+    (``r``), those of ``b`` to the sink (``r + 1``), the corridor to ``0..r-1``
+    and every other vertex to -1.  Returns the capacity matrix and how many
+    nets are cut now.
+    """
+    from scipy import sparse
+
+    r = region.shape[0]
+    source, sink, width = r, r + 1, r + 2
+    # Net centres: the corridor and its neighbours in a and b.
+    owner, arcs = _expand(np, indptr[region], indptr[region + 1] - indptr[region])
+    near = indices[arcs]
+    centres = np.unique(np.concatenate([region, near[node[near] >= 0]]))
+    owner, arcs = _expand(np, indptr[centres], indptr[centres + 1] - indptr[centres])
+    net = np.concatenate([np.arange(centres.shape[0]), owner])
+    pin = node[np.concatenate([centres, indices[arcs]])]
+    outside = np.zeros(centres.shape[0], dtype=bool)
+    outside[net[pin < 0]] = True  # a neighbour in a third part: a boundary vertex whatever happens
+    keep = ~outside[net]
+    key = np.unique(net[keep] * width + pin[keep])  # distinct pins, sorted by net
+    net, pin = key // width, key % width
+    nets = centres.shape[0]
+    pins = _count(np, net, nets)
+    at_source = _count(np, net[pin == source], nets) > 0
+    at_sink = _count(np, net[pin == sink], nets) > 0
+    live = (pins >= 2) & ~(at_source & at_sink)  # else never cut or always cut
+    # Cut now: the pins' current parts differ.
+    side = np.where(pin == source, a, np.where(pin == sink, b, labels[region[np.minimum(pin, r - 1)]]))
+    first = np.searchsorted(net, net, side="left")
+    cut_now = _count(np, net[side != side[first]], nets) > 0
+    current = int(np.count_nonzero(cut_now & live))
+    use = live[net]
+    net, pin = net[use], pin[use]
+    renumber = np.cumsum(live) - 1
+    net = renumber[net]
+    sizes = pins[live]
+    first = np.searchsorted(net, np.arange(sizes.shape[0]), side="left")
+    pair = np.flatnonzero(sizes == 2)
+    u, v = pin[first[pair]], pin[first[pair] + 1]
+    large = np.flatnonzero(sizes > 2)
+    hub = np.full(sizes.shape[0], -1, dtype=np.int64)
+    hub[large] = width + 2 * np.arange(large.shape[0])
+    big = sizes[net] > 2
+    tail, head = pin[big], hub[net[big]]
+    total = width + 2 * large.shape[0]
+    unbounded = int(sizes.shape[0]) + 1  # more than every net together
+    src = np.concatenate([u, v, tail, head + 1, hub[large]])
+    dst = np.concatenate([v, u, head, tail, hub[large] + 1])
+    cap = np.concatenate([np.ones(2 * u.shape[0], dtype=np.int32),
+                          np.full(2 * tail.shape[0], unbounded, dtype=np.int32),
+                          np.ones(large.shape[0], dtype=np.int32)])
+    graph = sparse.csr_array((cap, (src, dst)), shape=(total, total))
+    graph.sum_duplicates()
+    return graph, current
+
+
+def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int, hi: int, total: int):
+    """Source side of a minimum cut whose part ``a`` gets between ``lo`` and ``hi`` vertices.
+
+    The minimum cuts are the sets closed under residual arcs between the
+    vertices the source reaches and those that do not reach the sink; adding
+    the strongly connected components of the rest in reverse topological
+    order walks through them.  Returns the most balanced feasible one, or
+    "a" / "b" naming the part that comes out too large in all of them.
+    """
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    n = residual.shape[0]
+    from_source = np.zeros(n, dtype=bool)
+    from_source[breadth_first_order(residual, source, directed=True, return_predecessors=False)] = True
+    to_sink = np.zeros(n, dtype=bool)
+    to_sink[breadth_first_order(residual.T.tocsr(), sink, directed=True, return_predecessors=False)] = True
+    smallest = base_a + int(np.count_nonzero(from_source[:r]))
+    middle = np.flatnonzero(~from_source & ~to_sink)
+    sizes = np.array([smallest])
+    order = comp = None
+    if middle.shape[0]:
+        sub = residual[middle][:, middle].tocoo()
+        count, comp = connected_components(sub, directed=True, connection="strong")
+        cu, cv = comp[sub.row], comp[sub.col]
+        key = np.unique(cu[cu != cv] * count + cv[cu != cv])
+        cu, cv = key // count, key % count
+        # Kahn's order from the sinks of the component graph: a component comes after all it reaches.
+        waiting = _count(np, cu, count)
+        by_head = _stable_argsort(np, cv)
+        starts = np.searchsorted(cv[by_head], np.arange(count + 1), side="left")
+        tails = cu[by_head]
+        layers = []
+        ready = np.flatnonzero(waiting == 0)
+        while ready.shape[0]:
+            layers.append(ready)
+            _, arcs = _expand(np, starts[ready], starts[ready + 1] - starts[ready])
+            done = tails[arcs]
+            np.subtract.at(waiting, done, 1)
+            done = np.unique(done)
+            ready = done[waiting[done] == 0]
+        order = np.concatenate(layers)
+        weight = _count(np, comp[middle < r], count)
+        sizes = smallest + np.concatenate([[0], np.cumsum(weight[order])])
+    fits = (sizes >= lo) & (sizes <= hi)
+    if not fits.any():
+        return "a" if sizes[0] > hi else "b"
+    spread = np.where(fits, np.abs(2 * sizes - total), np.iinfo(np.int64).max)
+    j = int(np.argmin(spread))
+    side = from_source
+    if j:
+        taken = np.zeros(int(comp.max()) + 1, dtype=bool)
+        taken[order[:j]] = True
+        side[middle[taken[comp]]] = True
+    return side
+
+
+class _PairFlows:
+    """Labels, part sizes and members of the parts, kept up to date as pairs of parts are refined."""
+
+    def __init__(self, indptr, indices, labels, k: int, bound: int):
+        self.indptr, self.indices = indptr, indices
+        self.labels = labels.astype(np.int64)
+        self.k, self.bound = k, bound
+        self.sizes = _count(np, self.labels, k)
+        order = _stable_argsort(np, self.labels)
+        starts = np.searchsorted(self.labels[order], np.arange(k + 1), side="left")
+        self.members = [order[starts[p]:starts[p + 1]] for p in range(k)]
+        n = labels.shape[0]
+        self.node = np.full(n, -1, dtype=np.int64)
+        self.seen = np.zeros(n, dtype=bool)
+
+    def pairs(self):
+        """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
+        rows = _arc_rows(np, self.indptr, self.indices.shape[0])
+        la, lb = self.labels[rows], self.labels[self.indices]
+        return np.unique(la[la < lb] * self.k + lb[la < lb])
+
+    def corridors(self, a: int, b: int, limit_a: int, limit_b: int):
+        """The corridors of ``a`` towards ``b`` and of ``b`` towards ``a``.
+
+        Each leaves at least one vertex of its part out, so that the source and
+        the sink hold a vertex and a minimum cut cannot simply empty a part.
+        """
+        args = (self.indptr, self.indices, self.labels, self.members, self.seen)
+        return (_corridor(*args, a, b, min(limit_a, int(self.sizes[a]) - 1)),
+                _corridor(*args, b, a, min(limit_b, int(self.sizes[b]) - 1)))
+
+    def refine(self, a: int, b: int, limit_a: int, limit_b: int):
+        """One minimum cut between parts ``a`` and ``b``: boundary vertices removed, or the part that came out too large."""
+        from scipy.sparse.csgraph import maximum_flow
+
+        region_a, region_b = self.corridors(a, b, limit_a, limit_b)
+        region = np.concatenate([region_a, region_b])
+        r = region.shape[0]
+        if r == 0:
+            return 0
+        node = self.node
+        node[self.members[a]] = r
+        node[self.members[b]] = r + 1
+        node[region] = np.arange(r)
+        try:
+            graph, current = _pair_network(self.indptr, self.indices, self.labels, node, region, a, b)
+        finally:
+            node[self.members[a]] = -1
+            node[self.members[b]] = -1
+        if current == 0:
+            return 0
+        flow = maximum_flow(graph, r, r + 1)
+        if flow.flow_value >= current:
+            return 0
+        residual = graph - flow.flow
+        residual.data = (residual.data > 0).astype(np.int8)
+        residual.eliminate_zeros()
+        size_a, size_b = int(self.sizes[a]), int(self.sizes[b])
+        total = size_a + size_b
+        # Both parts stay non-empty and within the bound (or not above their size, when above it).
+        hi = min(max(self.bound, size_a), total - 1)
+        lo = max(total - max(self.bound, size_b), 1)
+        side = _balanced_cut(residual, r, r, r + 1, size_a - region_a.shape[0], lo, hi, total)
+        if isinstance(side, str):
+            return side
+        new = np.where(side[:r], a, b)
+        self.labels[region] = new
+        self.sizes[a] = size_a - region_a.shape[0] + int(np.count_nonzero(new == a))
+        self.sizes[b] = total - self.sizes[a]
+        both = np.concatenate([self.members[a], self.members[b]])
+        self.members[a] = both[self.labels[both] == a]
+        self.members[b] = both[self.labels[both] == b]
+        return current - int(flow.flow_value)
+
+
+def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, alpha: float, seed: int):
+    """Pairwise minimum cuts over all pairs of adjacent parts, ``passes`` times; labels and boundary vertices removed.
+
+    Each pass visits the pairs in a seeded order; after the first, only pairs
+    with a part that changed in the pass before.  The corridor on each side
+    holds up to ``alpha`` times the room left in the other part (at least
+    ``FLOW_MIN_ROOM`` of a part's average size); when no minimum cut is balanced,
+    the corridor of the side that came out too large is halved, up to
+    ``FLOW_TRIES`` times.
+    """
+    state = _PairFlows(indptr, indices, labels, k, bound)
+    floor = max(1, int(FLOW_MIN_ROOM * labels.shape[0] / k))
+    removed = 0
+    active = np.ones(k, dtype=bool)
+    for p in range(passes):
+        keys = state.pairs()
+        keys = keys[active[keys // k] | active[keys % k]]
+        keys = keys[_stable_argsort(np, _hash32(np, keys, seed * 0x9E3779B1 + p))]
+        changed = np.zeros(k, dtype=bool)
+        gained = 0
+        for key in keys.tolist():
+            a, b = divmod(key, k)
+            limit_a = int(alpha * max(bound - int(state.sizes[b]), floor))
+            limit_b = int(alpha * max(bound - int(state.sizes[a]), floor))
+            for _ in range(FLOW_TRIES):
+                got = state.refine(a, b, limit_a, limit_b)
+                if not isinstance(got, str):
+                    break
+                if got == "a":
+                    limit_b //= 2
+                else:
+                    limit_a //= 2
+            if isinstance(got, int) and got > 0:
+                gained += got
+                changed[a] = changed[b] = True
+        removed += gained
+        active = changed
+        if gained == 0:
+            break
+    return state.labels.astype(np.int32), removed
+
+
+def _flows_then_recount(xp, indptr, indices, rows, labels, k: int, bound: int, count: int, *, passes: int,
+                        alpha: float, seed: int):
+    """The pairwise flows on the host for labels on ``xp``: labels, boundary count, vertices moved.
+
+    The count is recomputed from the new labels; should it ever exceed
+    ``count`` (the flows rule that out), the labels are kept as they were.
+    """
+    host = (lambda a: a) if xp is np else (lambda a: a.get())
+    flowed, _ = _flow_refine(host(indptr), host(indices), host(labels), k, bound, passes=passes, alpha=alpha,
+                             seed=seed)
+    flowed = xp.asarray(flowed)
+    new_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, flowed, int(labels.shape[0]))))
+    if new_count > count:
+        return labels, count, 0
+    return flowed, new_count, int(xp.count_nonzero(flowed != labels))
+
+
 def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: int = 0,
                     max_rounds: int = DEFAULT_MAX_ROUNDS, patience: int = DEFAULT_PATIENCE,
-                    levels: int = DEFAULT_LEVELS, cycles: int = DEFAULT_CYCLES, stats: dict | None = None):
+                    levels: int = DEFAULT_LEVELS, cycles: int = DEFAULT_CYCLES,
+                    flow_passes: int = DEFAULT_FLOW_PASSES, flow_alpha: float = DEFAULT_FLOW_ALPHA,
+                    stats: dict | None = None):
     """Move vertices and clusters between parts to lower the number of boundary vertices.
 
     Parameters
@@ -330,6 +620,10 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         raise ValueError(f"levels: {levels} is negative")
     if cycles < 1:
         raise ValueError(f"cycles: {cycles} is below 1")
+    if flow_passes < 0:
+        raise ValueError(f"flow_passes: {flow_passes} is negative")
+    if not flow_alpha > 0:
+        raise ValueError(f"flow_alpha: {flow_alpha} is not positive")
     labels = xp.asarray(labels).astype(xp.int32)
     if n and (int(labels.min()) < 0 or int(labels.max()) >= k):
         raise ValueError(f"labels: must lie in 0..{k - 1}, found {int(labels.min())}..{int(labels.max())}")
@@ -343,6 +637,12 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     foreign = _foreign_arcs(xp, rows, indices, labels, n)
     count = int(xp.count_nonzero(foreign))
     before, rounds, moved = count, 0, 0
+    if flow_passes > 0 and k > 1 and count:
+        labels, count, moved = _flows_then_recount(xp, indptr, indices, rows, labels, k, bound, count,
+                                                   passes=flow_passes, alpha=flow_alpha, seed=seed)
+        sizes = _count(xp, labels, k)
+        foreign = _foreign_arcs(xp, rows, indices, labels, n)
+    after_flows = count
     built = 0
     stopped = n == 0
     for cycle in range(cycles):
@@ -391,5 +691,6 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         if count == at_start or rounds >= max_rounds:
             break
     if stats is not None:
-        stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built)
+        stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built,
+                     boundary_after_flows=after_flows)
     return labels
