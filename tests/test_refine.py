@@ -19,7 +19,8 @@ from fastapsp.graph import Graph
 from partition_cases import count_boundary, edge_set, grid_case, minnesota_case, random_case
 from fastapsp.partition import (PARTITIONERS, load_partition, partition_graph, refine_boundary,
                                 save_partition)
-from fastapsp.partition.refine import _PairFlows, _best_moves, _flow_refine, max_part_size
+from fastapsp.partition.refine import (_PairFlows, _best_moves, _centroidal_start, _coordinates, _flow_refine,
+                                       _power_cells, max_part_size)
 
 
 CASES = {"random": lambda: random_case(7), "grid": grid_case, "minnesota": minnesota_case}
@@ -239,6 +240,80 @@ def test_flows_same_seed_same_labels():
     a, _ = _flow_refine(indptr, indices, labels, 8, bound, passes=3, alpha=16.0, seed=7)
     b, _ = _flow_refine(indptr, indices, labels, 8, bound, passes=3, alpha=16.0, seed=7)
     np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------------ centroidal restart
+def delaunay_case(n: int, seed: int):
+    """The Delaunay graph of ``n`` seeded random points in the unit square, and the points."""
+    from scipy.spatial import Delaunay
+
+    points = np.random.default_rng(seed).random((n, 2))
+    tri = Delaunay(points).simplices
+    src, dst = tri.ravel(), tri[:, [1, 2, 0]].ravel()
+    return Graph.from_edges(n, src, dst, directed=False, name=f"delaunay{n}"), edge_set(src, dst), points
+
+
+def _adjacency(graph):
+    return tuple(a.astype(np.int64) for a in graph.undirected_adjacency())
+
+
+def test_coordinates_recover_the_plane():
+    """The points of a Delaunay graph come back up to rotation and scale (random points would give about 1)."""
+    from scipy.spatial import procrustes
+
+    graph, _, points = delaunay_case(8000, seed=1)
+    xy = _coordinates(*_adjacency(graph), seed=3)
+    assert xy.shape == (graph.n, 2)
+    assert procrustes(points, xy)[2] < 0.1
+
+
+def test_coordinates_give_up_when_the_pieces_fall_apart():
+    graph, _, _ = delaunay_case(3000, seed=2)
+    src, dst, _ = graph.arcs()
+    twice = Graph.from_edges(2 * graph.n, np.concatenate([src, src + graph.n]),
+                             np.concatenate([dst, dst + graph.n]), directed=False, name="two")
+    assert _coordinates(*_adjacency(twice), seed=0) is None
+
+
+def test_power_cells_against_brute_force():
+    rng = np.random.default_rng(5)
+    points, centres, weights = rng.random((500, 2)), rng.random((6, 2)), rng.random(6) * 0.05
+    power = ((points[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2) - weights[None, :]
+    np.testing.assert_array_equal(_power_cells(points, centres, weights), np.argmin(power, axis=1))
+
+
+def test_centroidal_start_is_balanced_and_seeded():
+    pytest.importorskip("pymetis")
+    graph, _, _ = delaunay_case(8000, seed=1)
+    k = 4
+    labels = partition_graph(graph, k, "metis", seed=1).labels
+    bound = max_part_size(graph.n, k, 0.03)
+    cells = _centroidal_start(*_adjacency(graph), labels, k, bound, seed=2)
+    assert cells.shape == (graph.n,) and cells.min() == 0 and cells.max() == k - 1
+    assert np.bincount(cells, minlength=k).max() <= bound
+    np.testing.assert_array_equal(cells, _centroidal_start(*_adjacency(graph), labels, k, bound, seed=2))
+
+
+def test_centroidal_start_skips_small_graphs():
+    graph, _ = minnesota_case()  # 2,642 vertices: fewer than 8 pieces of 64 for each of 8 parts
+    labels = start_labels("blocks", graph, 8, seed=0)
+    assert _centroidal_start(*_adjacency(graph), labels, 8, max_part_size(graph.n, 8, 0.03), seed=0) is None
+
+
+def test_restart_never_ends_above_the_flows_alone():
+    """With the centroidal restart the flows end at or below where they end without it; the guarantee holds."""
+    pytest.importorskip("pymetis")
+    graph, edges, _ = delaunay_case(8000, seed=1)
+    k = 4
+    labels = partition_graph(graph, k, "metis", seed=1).labels
+    with_restart, without = {}, {}
+    refined = refine_boundary(*graph.undirected_adjacency(), labels, k, imbalance=0.03, seed=1, stats=with_restart)
+    refine_boundary(*graph.undirected_adjacency(), labels, k, imbalance=0.03, seed=1, layout_restart=False,
+                    stats=without)
+    assert with_restart["boundary_after_flows"] <= without["boundary_after_flows"]
+    assert isinstance(with_restart["restarted"], bool) and without["restarted"] is False
+    assert count_boundary(edges, refined) == with_restart["boundary_after"] <= count_boundary(edges, labels)
+    assert np.bincount(refined, minlength=k).max() <= max_part_size(graph.n, k, 0.03)
 
 
 def test_same_seed_same_labels():

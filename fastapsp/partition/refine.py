@@ -1,17 +1,33 @@
-"""Refinement that moves vertices, alone or in small groups, to cut the number of boundary vertices.
+"""Refinement that moves vertices between parts to cut the number of boundary vertices.
 
 FastAPSP's cost follows the boundary vertices (SSSP sources and min-plus
 width), not the edge cut that partitioners minimise.  A vertex ``v`` is a
 boundary vertex exactly when its closed neighbourhood ``N[v]`` spans two
 parts, so the count is the *cut-net* objective of the hypergraph whose nets
-are the closed neighbourhoods.  Single-vertex moves rarely lower it on a mesh
-(a vertex leaving its part exposes its interior neighbours), so this
-refinement moves *clusters*: connected groups of vertices of one part, from
-groups of up to ``2**levels`` vertices down to single vertices.  No part
-grows past ``ceil((1 + imbalance) * n / k)`` vertices.
+are the closed neighbourhoods.  The refinement has two stages, each of which
+never raises the count, and no part grows past ``ceil((1 + imbalance) * n / k)``
+vertices:
 
-The code is written once for NumPy and CuPy (``xp`` is taken from the
-arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
+1. **Pairwise minimum cuts** (on the host, NumPy and SciPy's maximum flow,
+   also for CuPy inputs).  For every pair of adjacent parts, a corridor of
+   vertices on both sides of their border may change sides and the exact
+   minimum of boundary vertices over all labellings of the corridor is found
+   as a minimum cut of Lawler's network of the nets (the section "pairwise
+   flows" below says how); of the minimum cuts, the most balanced one that
+   keeps both parts within the bound is taken.  A cut may move many vertices
+   at once and swap vertices between two full parts, which single moves
+   cannot.  Passes over all pairs repeat while they remove boundary vertices.
+2. **Cluster moves**: single-vertex moves rarely lower the count on a mesh (a
+   vertex leaving its part exposes its interior neighbours), so this stage
+   moves connected groups of vertices of one part, from groups of up to
+   ``2**levels`` vertices down to single vertices, and also between three or
+   more parts at once, which the pairwise cuts leave alone.
+
+Measured on the 2-core development machine from METIS at k = n/1800
+(benchmarks/results/refine-cpu): see benchmarks/refine_bench.py.
+
+The cluster moves are written once for NumPy and CuPy (``xp`` is taken from
+the arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
 integers only, so the same moves are made on the host in CI and on the GPU.
 
 Clusters
@@ -60,9 +76,21 @@ DEFAULT_PATIENCE = 3
 DEFAULT_LEVELS = 9
 CLUSTER_SHRINK = 0.9  # stop building cluster levels when one keeps more than this share of clusters
 DEFAULT_FLOW_PASSES = 6
-DEFAULT_FLOW_ALPHA = 16.0
+DEFAULT_FLOW_ALPHA = 8.0
 FLOW_MIN_ROOM = 0.01  # a corridor may hold alpha times this share of a part's average size, even next to a full part
 FLOW_TRIES = 4
+DEFAULT_LAYOUT_RESTART = True
+LAYOUT_PIECE = 64  # vertices per piece of the coarse graph the coordinates come from
+LAYOUT_PIECES_PER_PART = 8  # fewer pieces than this per part: no centroidal restart
+LAYOUT_WEAK = 0.3  # pieces joined by fewer arcs than this share of the median are not neighbours
+LAYOUT_PIVOTS = 16
+LAYOUT_SMOOTHING = 30  # rounds of averaging with the neighbours
+LAYOUT_SAMPLE = 0.125  # share of the points Lloyd's iteration runs on
+LAYOUT_LLOYD = 100
+LAYOUT_BALANCE_ROUNDS = 40
+LAYOUT_STALL = 8  # balancing rounds without a smaller largest cell before giving up
+LAYOUT_NEAREST = 8  # centres looked at per point
+LAYOUT_STEP = 0.8  # share of the estimated weight change applied per round
 
 
 def max_part_size(n: int, k: int, imbalance: float) -> int:
@@ -528,6 +556,133 @@ def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, al
     return state.labels.astype(np.int32), removed
 
 
+# ------------------------------------------------------------------ centroidal restart (on the host)
+#
+# METIS's parts are locally good but their arrangement is not: on the Delaunay meshes the pairwise
+# cuts from a METIS start stop about 3 points short of where they stop from the centroidal
+# (Lloyd) cells of the true point coordinates.  The coordinates are not known, so they are
+# recovered from the graph: METIS cuts it into pieces of about LAYOUT_PIECE vertices; the pieces
+# joined by few arcs are taken apart (a long edge, like the hull edges of a Delaunay mesh, joins
+# two pieces by one or two arcs, pieces next to each other by many), PivotMDS (Brandes and Pich,
+# 2006) places the pieces in the plane from their hop distances to LAYOUT_PIVOTS pivots, and every
+# vertex starts at its piece and is smoothed towards its neighbours.  Centroidal cells in that
+# plane (power cells whose weights keep every part within the bound), started from the centres of
+# the given parts, are a second start for the pairwise cuts.
+
+
+def _coordinates(indptr, indices, seed: int):
+    """Plane coordinates of every vertex recovered from the graph, shape (n, 2).
+
+    None for a graph in more than one piece, and when the pieces joined by
+    many arcs fall apart.
+    """
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components, dijkstra
+
+    from .metis import metis
+
+    n = indptr.shape[0] - 1
+    graph = sparse.csr_array((np.ones(indices.shape[0]), indices, indptr), shape=(n, n))
+    if connected_components(graph, directed=False)[0] != 1:
+        return None
+    pieces = n // LAYOUT_PIECE
+    piece = metis(indptr, indices, pieces, seed=seed, imbalance=0.03).astype(np.int64)
+    rows = _arc_rows(np, indptr, indices.shape[0])
+    tail, head = piece[rows], piece[indices]
+    cut = tail != head
+    key, weight = np.unique(tail[cut] * pieces + head[cut], return_counts=True)
+    key = key[weight >= LAYOUT_WEAK * np.median(weight)]
+    near = sparse.csr_array((np.ones(key.shape[0]), (key // pieces, key % pieces)), shape=(pieces, pieces))
+    if connected_components(near, directed=False)[0] != 1:
+        return None
+    distance = np.empty((pieces, LAYOUT_PIVOTS))
+    nearest = np.full(pieces, np.inf)
+    pivot = int(_hash32(np, np.arange(1), seed)[0]) % pieces
+    for j in range(LAYOUT_PIVOTS):  # each pivot the piece farthest from those before
+        distance[:, j] = dijkstra(near, directed=False, indices=pivot, unweighted=True)
+        nearest = np.minimum(nearest, distance[:, j])
+        pivot = int(np.argmax(nearest))
+    centred = distance ** 2
+    centred -= centred.mean(axis=0)
+    centred -= centred.mean(axis=1)[:, None]
+    _, vectors = np.linalg.eigh(centred.T @ centred)
+    xy = (centred @ vectors[:, -2:])[piece]
+    degree = np.maximum(indptr[1:] - indptr[:-1], 1)[:, None]
+    for _ in range(LAYOUT_SMOOTHING):
+        xy = 0.5 * xy + 0.5 * (graph @ xy) / degree
+    return xy
+
+
+def _power_cells(points, centres, weights):
+    """Index of the power cell of every point: the smallest ``|p - c|**2 - w`` among its nearest centres."""
+    from scipy.spatial import cKDTree
+
+    near = min(LAYOUT_NEAREST, centres.shape[0])
+    dist, which = cKDTree(centres).query(points, k=near)
+    if near == 1:
+        return which.astype(np.int64)
+    return which[np.arange(points.shape[0]), np.argmin(dist ** 2 - weights[which], axis=1)].astype(np.int64)
+
+
+def _weight_step(points, cell, centres, sizes, target: float):
+    """Weight changes that bring every cell towards ``target`` points.
+
+    Raising a cell's weight by ``d`` moves each of its sides out by ``d``
+    over twice the distance to the neighbour's centre, about ``1.73 d`` of
+    area for a hexagonal cell whatever its size; a cell's area is about 6.25
+    times the mean squared distance of its points to its centre.
+    """
+    k = centres.shape[0]
+    spread = np.bincount(cell, ((points - centres[cell]) ** 2).sum(axis=1), minlength=k) / np.maximum(sizes, 1)
+    spread[sizes == 0] = spread[sizes > 0].mean()
+    return LAYOUT_STEP * (target - sizes) * 6.25 * spread / (1.73 * np.maximum(sizes, 1))
+
+
+def _centroidal_labels(xy, labels, k: int, bound: int, seed: int):
+    """Balanced centroidal cells of the points ``xy`` started from the centres of the parts; None if not balanced."""
+    n = xy.shape[0]
+    sizes = _count(np, labels, k)
+    if (sizes == 0).any():
+        return None
+    centres = np.stack([np.bincount(labels, xy[:, 0], minlength=k), np.bincount(labels, xy[:, 1], minlength=k)],
+                       axis=1) / sizes[:, None]
+    weights = np.zeros(k)
+    sample = xy[(_hash32(np, np.arange(n), seed) % 1000) < 1000 * LAYOUT_SAMPLE]
+    for _ in range(LAYOUT_LLOYD):  # Lloyd's iteration on a sample of the points
+        cell = _power_cells(sample, centres, weights)
+        counts = _count(np, cell, k)
+        full = counts > 0
+        for axis in range(2):
+            centres[full, axis] = np.bincount(cell, sample[:, axis], minlength=k)[full] / counts[full]
+        weights += _weight_step(sample, cell, centres, counts, sample.shape[0] / k)
+    lowest, since = n + 1, 0
+    for _ in range(LAYOUT_BALANCE_ROUNDS):  # then the weights alone, on all points, until balanced
+        cell = _power_cells(xy, centres, weights)
+        counts = _count(np, cell, k)
+        if counts.max() <= bound and counts.min() > 0:
+            return cell.astype(np.int32)
+        lowest, since = (int(counts.max()), 0) if counts.max() < lowest else (lowest, since + 1)
+        if since == LAYOUT_STALL:  # the largest cell stopped shrinking (uneven density, as on road maps)
+            return None
+        weights += _weight_step(xy, cell, centres, counts, n / k)
+    return None
+
+
+def _centroidal_start(indptr, indices, labels, k: int, bound: int, seed: int):
+    """The second start of the pairwise cuts: centroidal cells seeded by ``labels``' parts, or None.
+
+    None when the graph is too small for the pieces (fewer than
+    ``LAYOUT_PIECES_PER_PART`` pieces a part), when the pieces joined by many
+    arcs fall apart, or when the cells cannot be balanced.
+    """
+    if indptr.shape[0] - 1 < LAYOUT_PIECE * LAYOUT_PIECES_PER_PART * k:
+        return None
+    xy = _coordinates(indptr, indices, seed)
+    if xy is None:
+        return None
+    return _centroidal_labels(xy, labels.astype(np.int64), k, bound, seed)
+
+
 def _flows_then_recount(xp, indptr, indices, rows, labels, k: int, bound: int, count: int, *, passes: int,
                         alpha: float, seed: int):
     """The pairwise flows on the host for labels on ``xp``: labels, boundary count, vertices moved.
@@ -549,7 +704,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
                     max_rounds: int = DEFAULT_MAX_ROUNDS, patience: int = DEFAULT_PATIENCE,
                     levels: int = DEFAULT_LEVELS, cycles: int = DEFAULT_CYCLES,
                     flow_passes: int = DEFAULT_FLOW_PASSES, flow_alpha: float = DEFAULT_FLOW_ALPHA,
-                    stats: dict | None = None):
+                    layout_restart: bool = DEFAULT_LAYOUT_RESTART, stats: dict | None = None):
     """Move vertices and clusters between parts to lower the number of boundary vertices.
 
     Parameters
@@ -566,11 +721,12 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         Parts may hold up to ``ceil((1 + imbalance) * n / k)`` vertices; a part
         that starts above that only ever loses vertices.
     seed : int
-        Seed of the clustering and of the tie-breaking priorities; the result
-        is a function of the inputs and the seed (the same on NumPy and CuPy).
+        Seed of the order of the pairs, of the clustering and of the
+        tie-breaking priorities; the result is a function of the inputs and
+        the seed (the same on NumPy and CuPy).
     max_rounds : int
-        Stop after this many rounds in all (levels together), even if moves
-        with a gain remain.
+        Stop the cluster moves after this many rounds in all (levels
+        together), even if moves with a gain remain; 0: no cluster moves.
     patience : int
         Rounds in a row, per level, that may move clusters without a gain
         (moves of gain 0 let a boundary drift until moves with a gain appear;
@@ -583,9 +739,24 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         Passes over the levels, each with clusters built anew from the labels
         it starts from (with seed ``seed + pass``); a pass that lowers nothing
         ends the refinement.
+    flow_passes : int
+        Passes of pairwise minimum cuts before the cluster moves (on the host,
+        also for CuPy arrays, which are copied there and back); 0: none.
+    flow_alpha : float
+        A pair's corridor on each side holds up to ``flow_alpha`` times the
+        room left in the other part (and at least ``flow_alpha`` times 1% of
+        the average part size).
+    layout_restart : bool
+        Also run the pairwise cuts from centroidal cells seeded by the parts
+        of ``labels`` (coordinates recovered from the graph; on the host) and
+        keep whichever of the two ends with fewer boundary vertices.  Skipped
+        for graphs with fewer than ``64 * 8 * k`` vertices and where the
+        coordinates or balanced cells cannot be found.
     stats : dict, optional
-        Filled with ``boundary_before``, ``boundary_after``, ``rounds``,
-        ``moves`` (vertices moved) and ``levels`` (cluster levels built).
+        Filled with ``boundary_before``, ``boundary_after_flows``,
+        ``boundary_after``, ``restarted`` (the centroidal start won),
+        ``rounds`` (cluster rounds), ``moves`` (vertices moved) and ``levels``
+        (cluster levels built).
 
     Returns
     -------
@@ -597,8 +768,9 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     Raises
     ------
     ValueError
-        When ``labels`` has the wrong shape or labels outside ``0..k-1``, or
-        ``imbalance`` or ``levels`` is negative.
+        When ``labels`` has the wrong shape or labels outside ``0..k-1``,
+        ``imbalance``, ``levels`` or ``flow_passes`` is negative, ``cycles`` is
+        below 1 or ``flow_alpha`` is not positive.
 
     Examples
     --------
@@ -637,9 +809,23 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     foreign = _foreign_arcs(xp, rows, indices, labels, n)
     count = int(xp.count_nonzero(foreign))
     before, rounds, moved = count, 0, 0
+    restarted = False
     if flow_passes > 0 and k > 1 and count:
-        labels, count, moved = _flows_then_recount(xp, indptr, indices, rows, labels, k, bound, count,
-                                                   passes=flow_passes, alpha=flow_alpha, seed=seed)
+        starts = [labels]
+        if layout_restart:
+            host = (lambda a: a) if xp is np else (lambda a: a.get())
+            cells = _centroidal_start(host(indptr), host(indices), host(labels), k, bound, seed)
+            if cells is not None:
+                starts.append(xp.asarray(cells))
+        best, best_count = labels, count
+        for i, start in enumerate(starts):
+            start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
+            flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound, start_count,
+                                                          passes=flow_passes, alpha=flow_alpha, seed=seed)
+            if flowed_count < best_count:
+                best, best_count, restarted = flowed, flowed_count, i > 0
+        moved = int(xp.count_nonzero(best != labels))
+        labels, count = best, best_count
         sizes = _count(xp, labels, k)
         foreign = _foreign_arcs(xp, rows, indices, labels, n)
     after_flows = count
@@ -692,5 +878,5 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
             break
     if stats is not None:
         stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built,
-                     boundary_after_flows=after_flows)
+                     boundary_after_flows=after_flows, restarted=restarted)
     return labels
