@@ -373,6 +373,26 @@ def test_numpy_and_cupy_refinement_agree(xp, case):
         assert stats_np == stats_cp
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(os.environ.get("FASTAPSP_REFINE_GPU") != "1",
+                    reason="the GPU refinement is opt-in (FASTAPSP_REFINE_GPU=1) until validated on a GPU")
+def test_numpy_and_cupy_agree_with_the_restart(xp):
+    """CuPy arrays go through the host for the flows and the centroidal restart and come back the same."""
+    if xp is np:
+        pytest.skip("compares CuPy against NumPy")
+    pytest.importorskip("pymetis")
+    graph, _, _ = delaunay_case(8000, seed=1)
+    indptr, indices = graph.undirected_adjacency()
+    labels = partition_graph(graph, 4, "metis", seed=1).labels
+    stats_np, stats_cp = {}, {}
+    on_host = refine_boundary(indptr, indices, labels, 4, imbalance=0.03, seed=5, stats=stats_np)
+    on_device = refine_boundary(xp.asarray(indptr), xp.asarray(indices), xp.asarray(labels), 4, imbalance=0.03,
+                                seed=5, stats=stats_cp)
+    assert type(on_device).__module__.startswith("cupy")
+    np.testing.assert_array_equal(host(on_device), on_host)
+    assert stats_np == stats_cp
+
+
 # ------------------------------------------------------------------ +b names, details, CLI
 def test_every_partitioner_has_a_refined_twin():
     names = [p for p in PARTITIONERS if not p.endswith("+b")]

@@ -55,7 +55,7 @@ One round, on the clusters of one level
        and the refinement stops (step 4 rules it out; the check guards the
        guarantee).  So the count never rises, round by round.
 The levels run from the largest clusters down to single vertices; a level
-ends when a round finds nothing to move.  Further passes (``cycles``, two by
+ends when a round finds nothing to move.  Further passes (``cycles``, one by
 default) build new clusters from the refined labels and run the levels again;
 each new clustering offers moves the last one did not (on del16-unit, clusters
 of up to 512 vertices and four passes took the mean gain over four seeds from
@@ -74,7 +74,7 @@ import numpy as np
 __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
 
 DEFAULT_MAX_ROUNDS = 2000
-DEFAULT_CYCLES = 2
+DEFAULT_CYCLES = 1
 DEFAULT_PATIENCE = 3
 DEFAULT_LEVELS = 9
 CLUSTER_SHRINK = 0.9  # stop building cluster levels when one keeps more than this share of clusters
@@ -82,6 +82,7 @@ DEFAULT_FLOW_PASSES = 6
 DEFAULT_FLOW_ALPHA = 8.0
 FLOW_MIN_ROOM = 0.01  # a corridor may hold alpha times this share of a part's average size, even next to a full part
 FLOW_TRIES = 4
+FLOW_TRIAL_PASSES = 2  # passes from each start before the better one goes on (after one, delaunay_n17 picks wrong)
 DEFAULT_LAYOUT_RESTART = True
 LAYOUT_PIECE = 64  # vertices per piece of the coarse graph the coordinates come from
 LAYOUT_PIECES_PER_PART = 8  # fewer pieces than this per part: no centroidal restart
@@ -306,11 +307,16 @@ def _fit(xp, movers, parts, weights, rank, room):
 # used is the most balanced one that keeps both parts within the bound.
 
 
-def _corridor(indptr, indices, labels, members, seen, a: int, b: int, limit: int):
-    """Up to ``limit`` vertices of part ``a``, breadth-first from those next to part ``b``."""
+def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, limit: int):
+    """Up to ``limit`` vertices of part ``a``, breadth-first from those next to part ``b``.
+
+    ``foreign`` counts every vertex's arcs into other parts (only the boundary
+    vertices of ``a`` are looked at for the start).
+    """
     if limit <= 0:
         return np.zeros(0, dtype=np.int64)
     va = members[a]
+    va = va[foreign[va] > 0]
     owner, arcs = _expand(np, indptr[va], indptr[va + 1] - indptr[va])
     front = np.unique(va[owner[labels[indices[arcs]] == b]])
     layers, total = [], 0
@@ -454,8 +460,17 @@ class _PairFlows:
         starts = np.searchsorted(self.labels[order], np.arange(k + 1), side="left")
         self.members = [order[starts[p]:starts[p + 1]] for p in range(k)]
         n = labels.shape[0]
+        self.foreign = _foreign_arcs(np, _arc_rows(np, indptr, indices.shape[0]), indices, self.labels, n)
         self.node = np.full(n, -1, dtype=np.int64)
         self.seen = np.zeros(n, dtype=bool)
+
+    def _recount(self, changed):
+        """Arcs into other parts again, for the vertices in ``changed`` and their neighbours."""
+        _, arcs = _expand(np, self.indptr[changed], self.indptr[changed + 1] - self.indptr[changed])
+        again = np.unique(np.concatenate([changed, self.indices[arcs]]))
+        owner, arcs = _expand(np, self.indptr[again], self.indptr[again + 1] - self.indptr[again])
+        other = self.labels[self.indices[arcs]] != self.labels[again[owner]]
+        self.foreign[again] = _count(np, owner[other], again.shape[0])
 
     def pairs(self):
         """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
@@ -469,7 +484,7 @@ class _PairFlows:
         Each leaves at least one vertex of its part out, so that the source and
         the sink hold a vertex and a minimum cut cannot simply empty a part.
         """
-        args = (self.indptr, self.indices, self.labels, self.members, self.seen)
+        args = (self.indptr, self.indices, self.labels, self.members, self.foreign, self.seen)
         return (_corridor(*args, a, b, min(limit_a, int(self.sizes[a]) - 1)),
                 _corridor(*args, b, a, min(limit_b, int(self.sizes[b]) - 1)))
 
@@ -508,7 +523,9 @@ class _PairFlows:
         if isinstance(side, str):
             return side
         new = np.where(side[:r], a, b)
+        changed = region[new != self.labels[region]]
         self.labels[region] = new
+        self._recount(changed)
         self.sizes[a] = size_a - region_a.shape[0] + int(np.count_nonzero(new == a))
         self.sizes[b] = total - self.sizes[a]
         both = np.concatenate([self.members[a], self.members[b]])
@@ -751,9 +768,9 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         the average part size).
     layout_restart : bool
         Also run the pairwise cuts from centroidal cells seeded by the parts
-        of ``labels`` (coordinates recovered from the graph; on the host): one
-        pass from each start, and the other passes from whichever of the two
-        has fewer boundary vertices after it.  Skipped
+        of ``labels`` (coordinates recovered from the graph; on the host): two
+        passes from each start, and the other passes from whichever of the two
+        has fewer boundary vertices after them.  Skipped
         for graphs with fewer than ``64 * 8 * k`` vertices and where the
         coordinates or balanced cells cannot be found.
     stats : dict, optional
@@ -821,18 +838,19 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
             cells = _centroidal_start(host(indptr), host(indices), host(labels), k, bound, seed)
             if cells is not None:
                 starts.append(xp.asarray(cells))
-        # One pass from each start; the passes left go on from the one with fewer boundary vertices
-        # (a tie keeps the given partition's).
+        # FLOW_TRIAL_PASSES passes from each start; the passes left go on from the one with fewer
+        # boundary vertices (a tie keeps the given partition's).
+        trial = min(FLOW_TRIAL_PASSES, flow_passes)
         best, best_count = labels, count
         for i, start in enumerate(starts):
             start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
             flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound, start_count,
-                                                          passes=1, alpha=flow_alpha, seed=seed)
+                                                          passes=trial, alpha=flow_alpha, seed=seed)
             if flowed_count < best_count:
                 best, best_count, restarted = flowed, flowed_count, i > 0
-        if flow_passes > 1:
+        if flow_passes > trial:
             best, best_count, _ = _flows_then_recount(xp, indptr, indices, rows, best, k, bound, best_count,
-                                                      passes=flow_passes - 1, alpha=flow_alpha, seed=seed + 1)
+                                                      passes=flow_passes - trial, alpha=flow_alpha, seed=seed + 1)
         moved = int(xp.count_nonzero(best != labels))
         labels, count = best, best_count
         sizes = _count(xp, labels, k)
