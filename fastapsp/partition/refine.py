@@ -59,10 +59,12 @@ ends when a round finds nothing to move.  Further passes (``cycles``, one by
 default) build new clusters from the refined labels and run the levels again;
 each new clustering offers moves the last one did not (on del16-unit, clusters
 of up to 512 vertices and four passes took the mean gain over four seeds from
-3.0% to 4.3%, cluster moves alone).  After the pairwise cuts they add less:
-from the flows' result on del18-unit one pass removed 0.20% more of METIS's
-boundary vertices in 10 s, two 0.22% in 18 s, four 0.31% in 33 s; on roadNY
-0.50%, 0.62% and 0.95% in 2, 4 and 8 s.
+3.0% to 4.3%, cluster moves alone).  After the pairwise cuts they add less,
+so the defaults are one pass and clusters of up to 16 vertices: from the
+flows' result on del18-unit (METIS start, k = 146) one pass removed 0.20% more
+of METIS's boundary vertices in 10 s with clusters of up to 512 vertices, 0.18%
+in 9 s with 16 and 0.14% in 6 s with 4; two passes 0.22% in 18 s, four 0.31% in
+33 s (512); on roadNY 0.50%, 0.62% and 0.95% in 2, 4 and 8 s.
 """
 
 from __future__ import annotations
@@ -76,9 +78,9 @@ __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
 DEFAULT_MAX_ROUNDS = 2000
 DEFAULT_CYCLES = 1
 DEFAULT_PATIENCE = 3
-DEFAULT_LEVELS = 9
+DEFAULT_LEVELS = 4
 CLUSTER_SHRINK = 0.9  # stop building cluster levels when one keeps more than this share of clusters
-DEFAULT_FLOW_PASSES = 6
+DEFAULT_FLOW_PASSES = 4
 DEFAULT_FLOW_ALPHA = 8.0
 FLOW_MIN_ROOM = 0.01  # a corridor may hold alpha times this share of a part's average size, even next to a full part
 FLOW_TRIES = 4
