@@ -60,11 +60,12 @@ default) build new clusters from the refined labels and run the levels again;
 each new clustering offers moves the last one did not (on del16-unit, clusters
 of up to 512 vertices and four passes took the mean gain over four seeds from
 3.0% to 4.3%, cluster moves alone).  After the pairwise cuts they add less,
-so the defaults are one pass and clusters of up to 16 vertices: from the
-flows' result on del18-unit (METIS start, k = 146) one pass removed 0.20% more
-of METIS's boundary vertices in 10 s with clusters of up to 512 vertices, 0.18%
-in 9 s with 16 and 0.14% in 6 s with 4; two passes 0.22% in 18 s, four 0.31% in
-33 s (512); on roadNY 0.50%, 0.62% and 0.95% in 2, 4 and 8 s.
+so the default is one pass.  From four
+flow passes on del18-unit (METIS start, k = 146), one pass of cluster moves
+removed 0.31% more of METIS's boundary vertices in 13.0 s with clusters of up
+to 512 vertices, 0.29% in 8.7 s with 16 and 0.25% in 6.1 s with 4; from six
+flow passes, one, two and four passes (512) removed 0.20%, 0.22% and 0.31% in
+10, 18 and 33 s, and on roadNY 0.50%, 0.62% and 0.95% in 2, 4 and 8 s.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
 DEFAULT_MAX_ROUNDS = 2000
 DEFAULT_CYCLES = 1
 DEFAULT_PATIENCE = 3
-DEFAULT_LEVELS = 4
+DEFAULT_LEVELS = 9
 CLUSTER_SHRINK = 0.9  # stop building cluster levels when one keeps more than this share of clusters
 DEFAULT_FLOW_PASSES = 4
 DEFAULT_FLOW_ALPHA = 8.0
