@@ -1,17 +1,36 @@
-"""Refinement that moves vertices, alone or in small groups, to cut the number of boundary vertices.
+"""Refinement that moves vertices between parts to cut the number of boundary vertices.
 
 FastAPSP's cost follows the boundary vertices (SSSP sources and min-plus
 width), not the edge cut that partitioners minimise.  A vertex ``v`` is a
 boundary vertex exactly when its closed neighbourhood ``N[v]`` spans two
 parts, so the count is the *cut-net* objective of the hypergraph whose nets
-are the closed neighbourhoods.  Single-vertex moves rarely lower it on a mesh
-(a vertex leaving its part exposes its interior neighbours), so this
-refinement moves *clusters*: connected groups of vertices of one part, from
-groups of up to ``2**levels`` vertices down to single vertices.  No part
-grows past ``ceil((1 + imbalance) * n / k)`` vertices.
+are the closed neighbourhoods.  The refinement has two stages, each of which
+never raises the count, and no part grows past ``ceil((1 + imbalance) * n / k)``
+vertices:
 
-The code is written once for NumPy and CuPy (``xp`` is taken from the
-arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
+1. **Pairwise minimum cuts** (on the host, NumPy and SciPy's maximum flow,
+   also for CuPy inputs).  For every pair of adjacent parts, a corridor of
+   vertices on both sides of their border may change sides and the exact
+   minimum of boundary vertices over all labellings of the corridor is found
+   as a minimum cut of Lawler's network of the nets (the section "pairwise
+   flows" below says how); of the minimum cuts, the most balanced one that
+   keeps both parts within the bound is taken.  A cut may move many vertices
+   at once and swap vertices between two full parts, which single moves
+   cannot.  Passes over all pairs repeat while they remove boundary vertices.
+2. **Cluster moves**: single-vertex moves rarely lower the count on a mesh (a
+   vertex leaving its part exposes its interior neighbours), so this stage
+   moves connected groups of vertices of one part, from groups of up to
+   ``2**levels`` vertices down to single vertices, and also between three or
+   more parts at once, which the pairwise cuts leave alone.
+
+Measured on the 2-core development machine from METIS at k = n/1800 with the
+defaults (benchmarks/results/refine-cpu, benchmarks/refine_bench.py): boundary
+vertices -16.0% on roadNY (18 s), -15.4% on roadFLA (79 s), -9.3% on
+delaunay_n17 (25 s), -11.1% on del18-unit (55 s), -11.5% on del20-unit (345 s,
+of which 218 s for the cuts and the restart), every part within the bound.
+
+The cluster moves are written once for NumPy and CuPy (``xp`` is taken from
+the arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
 integers only, so the same moves are made on the host in CI and on the GPU.
 
 Clusters
@@ -39,11 +58,17 @@ One round, on the clusters of one level
        and the refinement stops (step 4 rules it out; the check guards the
        guarantee).  So the count never rises, round by round.
 The levels run from the largest clusters down to single vertices; a level
-ends when a round finds nothing to move.  Further passes (``cycles``, four by
+ends when a round finds nothing to move.  Further passes (``cycles``, one by
 default) build new clusters from the refined labels and run the levels again;
 each new clustering offers moves the last one did not (on del16-unit, clusters
 of up to 512 vertices and four passes took the mean gain over four seeds from
-3.0% to 4.3%).
+3.0% to 4.3%, cluster moves alone).  After the pairwise cuts they add less,
+so the default is one pass.  From four
+flow passes on del18-unit (METIS start, k = 146), one pass of cluster moves
+removed 0.31% more of METIS's boundary vertices in 13.0 s with clusters of up
+to 512 vertices, 0.29% in 8.7 s with 16 and 0.25% in 6.1 s with 4; from six
+flow passes, one, two and four passes (512) removed 0.20%, 0.22% and 0.31% in
+10, 18 and 33 s, and on roadNY 0.50%, 0.62% and 0.95% in 2, 4 and 8 s.
 """
 
 from __future__ import annotations
@@ -55,10 +80,27 @@ import numpy as np
 __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
 
 DEFAULT_MAX_ROUNDS = 2000
-DEFAULT_CYCLES = 4
+DEFAULT_CYCLES = 1
 DEFAULT_PATIENCE = 3
 DEFAULT_LEVELS = 9
 CLUSTER_SHRINK = 0.9  # stop building cluster levels when one keeps more than this share of clusters
+DEFAULT_FLOW_PASSES = 4
+DEFAULT_FLOW_ALPHA = 8.0
+FLOW_MIN_ROOM = 0.01  # a corridor may hold alpha times this share of a part's average size, even next to a full part
+FLOW_TRIES = 4
+FLOW_TRIAL_PASSES = 2  # passes from each start before the better one goes on (after one, delaunay_n17 picks wrong)
+DEFAULT_LAYOUT_RESTART = True
+LAYOUT_PIECE = 64  # vertices per piece of the coarse graph the coordinates come from
+LAYOUT_PIECES_PER_PART = 8  # fewer pieces than this per part: no centroidal restart
+LAYOUT_WEAK = 0.3  # pieces joined by fewer arcs than this share of the median are not neighbours
+LAYOUT_PIVOTS = 16
+LAYOUT_SMOOTHING = 30  # rounds of averaging with the neighbours
+LAYOUT_SAMPLE = 0.125  # share of the points Lloyd's iteration runs on
+LAYOUT_LLOYD = 100
+LAYOUT_BALANCE_ROUNDS = 40
+LAYOUT_STALL = 8  # balancing rounds without a smaller largest cell before giving up
+LAYOUT_NEAREST = 8  # centres looked at per point
+LAYOUT_STEP = 0.8  # share of the estimated weight change applied per round
 
 
 def max_part_size(n: int, k: int, imbalance: float) -> int:
@@ -257,9 +299,438 @@ def _fit(xp, movers, parts, weights, rank, room):
     return fits
 
 
+# ------------------------------------------------------------------ pairwise flows (on the host)
+#
+# For two adjacent parts a and b, the vertices of a within reach of their common border (a
+# corridor grown breadth-first, up to a size that the balance bound allows) and those of b may
+# change sides; the rest of a is the source, the rest of b the sink.  Every vertex v of a and b
+# whose status can change is a net: the vertex and its neighbours (v is a boundary vertex exactly
+# when its net spans both sides).  A vertex with a neighbour in a third part stays a boundary
+# vertex whatever a and b do, so its net is left out.  Lawler's network (a net of three pins or
+# more becomes an arc of capacity 1 between two new nodes, joined to its pins by arcs of
+# unbounded capacity; a net of two pins becomes an arc of capacity 1 each way) makes every
+# minimum cut a labelling of the corridor with the fewest boundary vertices; the minimum cut
+# used is the most balanced one that keeps both parts within the bound.
+
+
+def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, limit: int):
+    """Up to ``limit`` vertices of part ``a``, breadth-first from those next to part ``b``.
+
+    ``foreign`` counts every vertex's arcs into other parts (only the boundary
+    vertices of ``a`` are looked at for the start).
+    """
+    if limit <= 0:
+        return np.zeros(0, dtype=np.int64)
+    va = members[a]
+    va = va[foreign[va] > 0]
+    owner, arcs = _expand(np, indptr[va], indptr[va + 1] - indptr[va])
+    front = np.unique(va[owner[labels[indices[arcs]] == b]])
+    layers, total = [], 0
+    while front.shape[0] and total < limit:
+        front = front[: limit - total]
+        seen[front] = True
+        layers.append(front)
+        total += front.shape[0]
+        owner, arcs = _expand(np, indptr[front], indptr[front + 1] - indptr[front])
+        nxt = indices[arcs]
+        front = np.unique(nxt[(labels[nxt] == a) & ~seen[nxt]])
+    region = np.concatenate(layers) if layers else np.zeros(0, dtype=np.int64)
+    seen[region] = False
+    return region
+
+
+def _pair_network(indptr, indices, labels, node, region, a: int, b: int):
+    """Lawler's network of the nets that the corridor ``region`` can change.
+
+    ``node`` maps the vertices of ``a`` outside the corridor to the source
+    (``r``), those of ``b`` to the sink (``r + 1``), the corridor to ``0..r-1``
+    and every other vertex to -1.  Returns the capacity matrix and how many
+    nets are cut now.
+    """
+    from scipy import sparse
+
+    r = region.shape[0]
+    source, sink, width = r, r + 1, r + 2
+    # Net centres: the corridor and its neighbours in a and b.
+    owner, arcs = _expand(np, indptr[region], indptr[region + 1] - indptr[region])
+    near = indices[arcs]
+    centres = np.unique(np.concatenate([region, near[node[near] >= 0]]))
+    owner, arcs = _expand(np, indptr[centres], indptr[centres + 1] - indptr[centres])
+    net = np.concatenate([np.arange(centres.shape[0]), owner])
+    pin = node[np.concatenate([centres, indices[arcs]])]
+    outside = np.zeros(centres.shape[0], dtype=bool)
+    outside[net[pin < 0]] = True  # a neighbour in a third part: a boundary vertex whatever happens
+    keep = ~outside[net]
+    key = np.unique(net[keep] * width + pin[keep])  # distinct pins, sorted by net
+    net, pin = key // width, key % width
+    nets = centres.shape[0]
+    pins = _count(np, net, nets)
+    at_source = _count(np, net[pin == source], nets) > 0
+    at_sink = _count(np, net[pin == sink], nets) > 0
+    live = (pins >= 2) & ~(at_source & at_sink)  # else never cut or always cut
+    # Cut now: the pins' current parts differ.
+    side = np.where(pin == source, a, np.where(pin == sink, b, labels[region[np.minimum(pin, r - 1)]]))
+    first = np.searchsorted(net, net, side="left")
+    cut_now = _count(np, net[side != side[first]], nets) > 0
+    current = int(np.count_nonzero(cut_now & live))
+    use = live[net]
+    net, pin = net[use], pin[use]
+    renumber = np.cumsum(live) - 1
+    net = renumber[net]
+    sizes = pins[live]
+    first = np.searchsorted(net, np.arange(sizes.shape[0]), side="left")
+    pair = np.flatnonzero(sizes == 2)
+    u, v = pin[first[pair]], pin[first[pair] + 1]
+    large = np.flatnonzero(sizes > 2)
+    hub = np.full(sizes.shape[0], -1, dtype=np.int64)
+    hub[large] = width + 2 * np.arange(large.shape[0])
+    big = sizes[net] > 2
+    tail, head = pin[big], hub[net[big]]
+    total = width + 2 * large.shape[0]
+    unbounded = int(sizes.shape[0]) + 1  # more than every net together
+    src = np.concatenate([u, v, tail, head + 1, hub[large]])
+    dst = np.concatenate([v, u, head, tail, hub[large] + 1])
+    cap = np.concatenate([np.ones(2 * u.shape[0], dtype=np.int32),
+                          np.full(2 * tail.shape[0], unbounded, dtype=np.int32),
+                          np.ones(large.shape[0], dtype=np.int32)])
+    graph = sparse.csr_array((cap, (src, dst)), shape=(total, total))
+    graph.sum_duplicates()
+    return graph, current
+
+
+def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int, hi: int, total: int):
+    """Source side of a minimum cut whose part ``a`` gets between ``lo`` and ``hi`` vertices.
+
+    The minimum cuts are the sets closed under residual arcs between the
+    vertices the source reaches and those that do not reach the sink; adding
+    the strongly connected components of the rest in reverse topological
+    order walks through them.  Returns the most balanced feasible one, or
+    "a" / "b" naming the part that comes out too large in all of them.
+    """
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    n = residual.shape[0]
+    from_source = np.zeros(n, dtype=bool)
+    from_source[breadth_first_order(residual, source, directed=True, return_predecessors=False)] = True
+    to_sink = np.zeros(n, dtype=bool)
+    to_sink[breadth_first_order(residual.T.tocsr(), sink, directed=True, return_predecessors=False)] = True
+    smallest = base_a + int(np.count_nonzero(from_source[:r]))
+    middle = np.flatnonzero(~from_source & ~to_sink)
+    sizes = np.array([smallest])
+    order = comp = None
+    if middle.shape[0]:
+        sub = residual[middle][:, middle].tocoo()
+        count, comp = connected_components(sub, directed=True, connection="strong")
+        cu, cv = comp[sub.row], comp[sub.col]
+        key = np.unique(cu[cu != cv] * count + cv[cu != cv])
+        cu, cv = key // count, key % count
+        # Kahn's order from the sinks of the component graph: a component comes after all it reaches.
+        waiting = _count(np, cu, count)
+        by_head = _stable_argsort(np, cv)
+        starts = np.searchsorted(cv[by_head], np.arange(count + 1), side="left")
+        tails = cu[by_head]
+        layers = []
+        ready = np.flatnonzero(waiting == 0)
+        while ready.shape[0]:
+            layers.append(ready)
+            _, arcs = _expand(np, starts[ready], starts[ready + 1] - starts[ready])
+            done = tails[arcs]
+            np.subtract.at(waiting, done, 1)
+            done = np.unique(done)
+            ready = done[waiting[done] == 0]
+        order = np.concatenate(layers)
+        weight = _count(np, comp[middle < r], count)
+        sizes = smallest + np.concatenate([[0], np.cumsum(weight[order])])
+    fits = (sizes >= lo) & (sizes <= hi)
+    if not fits.any():
+        return "a" if sizes[0] > hi else "b"
+    spread = np.where(fits, np.abs(2 * sizes - total), np.iinfo(np.int64).max)
+    j = int(np.argmin(spread))
+    side = from_source
+    if j:
+        taken = np.zeros(int(comp.max()) + 1, dtype=bool)
+        taken[order[:j]] = True
+        side[middle[taken[comp]]] = True
+    return side
+
+
+class _PairFlows:
+    """Labels, part sizes and members of the parts, kept up to date as pairs of parts are refined."""
+
+    def __init__(self, indptr, indices, labels, k: int, bound: int):
+        self.indptr, self.indices = indptr, indices
+        self.labels = labels.astype(np.int64)
+        self.k, self.bound = k, bound
+        self.sizes = _count(np, self.labels, k)
+        order = _stable_argsort(np, self.labels)
+        starts = np.searchsorted(self.labels[order], np.arange(k + 1), side="left")
+        self.members = [order[starts[p]:starts[p + 1]] for p in range(k)]
+        n = labels.shape[0]
+        self.foreign = _foreign_arcs(np, _arc_rows(np, indptr, indices.shape[0]), indices, self.labels, n)
+        self.node = np.full(n, -1, dtype=np.int64)
+        self.seen = np.zeros(n, dtype=bool)
+
+    def _recount(self, changed):
+        """Arcs into other parts again, for the vertices in ``changed`` and their neighbours."""
+        _, arcs = _expand(np, self.indptr[changed], self.indptr[changed + 1] - self.indptr[changed])
+        again = np.unique(np.concatenate([changed, self.indices[arcs]]))
+        owner, arcs = _expand(np, self.indptr[again], self.indptr[again + 1] - self.indptr[again])
+        other = self.labels[self.indices[arcs]] != self.labels[again[owner]]
+        self.foreign[again] = _count(np, owner[other], again.shape[0])
+
+    def pairs(self):
+        """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
+        rows = _arc_rows(np, self.indptr, self.indices.shape[0])
+        la, lb = self.labels[rows], self.labels[self.indices]
+        return np.unique(la[la < lb] * self.k + lb[la < lb])
+
+    def corridors(self, a: int, b: int, limit_a: int, limit_b: int):
+        """The corridors of ``a`` towards ``b`` and of ``b`` towards ``a``.
+
+        Each leaves at least one vertex of its part out, so that the source and
+        the sink hold a vertex and a minimum cut cannot simply empty a part.
+        """
+        args = (self.indptr, self.indices, self.labels, self.members, self.foreign, self.seen)
+        return (_corridor(*args, a, b, min(limit_a, int(self.sizes[a]) - 1)),
+                _corridor(*args, b, a, min(limit_b, int(self.sizes[b]) - 1)))
+
+    def refine(self, a: int, b: int, limit_a: int, limit_b: int):
+        """One minimum cut between parts ``a`` and ``b``: boundary vertices removed, or the part that came out too large."""
+        from scipy.sparse.csgraph import maximum_flow
+
+        region_a, region_b = self.corridors(a, b, limit_a, limit_b)
+        region = np.concatenate([region_a, region_b])
+        r = region.shape[0]
+        if r == 0:
+            return 0
+        node = self.node
+        node[self.members[a]] = r
+        node[self.members[b]] = r + 1
+        node[region] = np.arange(r)
+        try:
+            graph, current = _pair_network(self.indptr, self.indices, self.labels, node, region, a, b)
+        finally:
+            node[self.members[a]] = -1
+            node[self.members[b]] = -1
+        if current == 0:
+            return 0
+        flow = maximum_flow(graph, r, r + 1)
+        if flow.flow_value >= current:
+            return 0
+        residual = graph - flow.flow
+        residual.data = (residual.data > 0).astype(np.int8)
+        residual.eliminate_zeros()
+        size_a, size_b = int(self.sizes[a]), int(self.sizes[b])
+        total = size_a + size_b
+        # Both parts stay non-empty and within the bound (or not above their size, when above it).
+        hi = min(max(self.bound, size_a), total - 1)
+        lo = max(total - max(self.bound, size_b), 1)
+        side = _balanced_cut(residual, r, r, r + 1, size_a - region_a.shape[0], lo, hi, total)
+        if isinstance(side, str):
+            return side
+        new = np.where(side[:r], a, b)
+        changed = region[new != self.labels[region]]
+        self.labels[region] = new
+        self._recount(changed)
+        self.sizes[a] = size_a - region_a.shape[0] + int(np.count_nonzero(new == a))
+        self.sizes[b] = total - self.sizes[a]
+        both = np.concatenate([self.members[a], self.members[b]])
+        self.members[a] = both[self.labels[both] == a]
+        self.members[b] = both[self.labels[both] == b]
+        return current - int(flow.flow_value)
+
+
+def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, alpha: float, seed: int):
+    """Pairwise minimum cuts over all pairs of adjacent parts, ``passes`` times; labels and boundary vertices removed.
+
+    Each pass visits the pairs in a seeded order; after the first, only pairs
+    with a part that changed in the pass before.  The corridor on each side
+    holds up to ``alpha`` times the room left in the other part (at least
+    ``FLOW_MIN_ROOM`` of a part's average size); when no minimum cut is balanced,
+    the corridor of the side that came out too large is halved, up to
+    ``FLOW_TRIES`` times.
+    """
+    state = _PairFlows(indptr, indices, labels, k, bound)
+    floor = max(1, int(FLOW_MIN_ROOM * labels.shape[0] / k))
+    removed = 0
+    active = np.ones(k, dtype=bool)
+    for p in range(passes):
+        keys = state.pairs()
+        keys = keys[active[keys // k] | active[keys % k]]
+        keys = keys[_stable_argsort(np, _hash32(np, keys, seed * 0x9E3779B1 + p))]
+        changed = np.zeros(k, dtype=bool)
+        gained = 0
+        for key in keys.tolist():
+            a, b = divmod(key, k)
+            limit_a = int(alpha * max(bound - int(state.sizes[b]), floor))
+            limit_b = int(alpha * max(bound - int(state.sizes[a]), floor))
+            for _ in range(FLOW_TRIES):
+                got = state.refine(a, b, limit_a, limit_b)
+                if not isinstance(got, str):
+                    break
+                if got == "a":
+                    limit_b //= 2
+                else:
+                    limit_a //= 2
+            if isinstance(got, int) and got > 0:
+                gained += got
+                changed[a] = changed[b] = True
+        removed += gained
+        active = changed
+        if gained == 0:
+            break
+    return state.labels.astype(np.int32), removed
+
+
+# ------------------------------------------------------------------ centroidal restart (on the host)
+#
+# METIS's parts are locally good but their arrangement is not: on the Delaunay meshes the pairwise
+# cuts from a METIS start stop about 3 points short of where they stop from the centroidal
+# (Lloyd) cells of the true point coordinates.  The coordinates are not known, so they are
+# recovered from the graph: METIS cuts it into pieces of about LAYOUT_PIECE vertices; the pieces
+# joined by few arcs are taken apart (a long edge, like the hull edges of a Delaunay mesh, joins
+# two pieces by one or two arcs, pieces next to each other by many), PivotMDS (Brandes and Pich,
+# 2006) places the pieces in the plane from their hop distances to LAYOUT_PIVOTS pivots, and every
+# vertex starts at its piece and is smoothed towards its neighbours.  Centroidal cells in that
+# plane (power cells whose weights keep every part within the bound), started from the centres of
+# the given parts, are a second start for the pairwise cuts.
+
+
+def _coordinates(indptr, indices, seed: int):
+    """Plane coordinates of every vertex recovered from the graph, shape (n, 2).
+
+    None for a graph in more than one piece, and when the pieces joined by
+    many arcs fall apart.
+    """
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components, dijkstra
+
+    from .metis import metis
+
+    n = indptr.shape[0] - 1
+    graph = sparse.csr_array((np.ones(indices.shape[0]), indices, indptr), shape=(n, n))
+    if connected_components(graph, directed=False)[0] != 1:
+        return None
+    pieces = n // LAYOUT_PIECE
+    piece = metis(indptr, indices, pieces, seed=seed, imbalance=0.03).astype(np.int64)
+    rows = _arc_rows(np, indptr, indices.shape[0])
+    tail, head = piece[rows], piece[indices]
+    cut = tail != head
+    key, weight = np.unique(tail[cut] * pieces + head[cut], return_counts=True)
+    key = key[weight >= LAYOUT_WEAK * np.median(weight)]
+    near = sparse.csr_array((np.ones(key.shape[0]), (key // pieces, key % pieces)), shape=(pieces, pieces))
+    if connected_components(near, directed=False)[0] != 1:
+        return None
+    distance = np.empty((pieces, LAYOUT_PIVOTS))
+    nearest = np.full(pieces, np.inf)
+    pivot = int(_hash32(np, np.arange(1), seed)[0]) % pieces
+    for j in range(LAYOUT_PIVOTS):  # each pivot the piece farthest from those before
+        distance[:, j] = dijkstra(near, directed=False, indices=pivot, unweighted=True)
+        nearest = np.minimum(nearest, distance[:, j])
+        pivot = int(np.argmax(nearest))
+    centred = distance ** 2
+    centred -= centred.mean(axis=0)
+    centred -= centred.mean(axis=1)[:, None]
+    _, vectors = np.linalg.eigh(centred.T @ centred)
+    xy = (centred @ vectors[:, -2:])[piece]
+    degree = np.maximum(indptr[1:] - indptr[:-1], 1)[:, None]
+    for _ in range(LAYOUT_SMOOTHING):
+        xy = 0.5 * xy + 0.5 * (graph @ xy) / degree
+    return xy
+
+
+def _power_cells(points, centres, weights):
+    """Index of the power cell of every point: the smallest ``|p - c|**2 - w`` among its nearest centres."""
+    from scipy.spatial import cKDTree
+
+    near = min(LAYOUT_NEAREST, centres.shape[0])
+    dist, which = cKDTree(centres).query(points, k=near)
+    if near == 1:
+        return which.astype(np.int64)
+    return which[np.arange(points.shape[0]), np.argmin(dist ** 2 - weights[which], axis=1)].astype(np.int64)
+
+
+def _weight_step(points, cell, centres, sizes, target: float):
+    """Weight changes that bring every cell towards ``target`` points.
+
+    Raising a cell's weight by ``d`` moves each of its sides out by ``d``
+    over twice the distance to the neighbour's centre, about ``1.73 d`` of
+    area for a hexagonal cell whatever its size; a cell's area is about 6.25
+    times the mean squared distance of its points to its centre.
+    """
+    k = centres.shape[0]
+    spread = np.bincount(cell, ((points - centres[cell]) ** 2).sum(axis=1), minlength=k) / np.maximum(sizes, 1)
+    spread[sizes == 0] = spread[sizes > 0].mean()
+    return LAYOUT_STEP * (target - sizes) * 6.25 * spread / (1.73 * np.maximum(sizes, 1))
+
+
+def _centroidal_labels(xy, labels, k: int, bound: int, seed: int):
+    """Balanced centroidal cells of the points ``xy`` started from the centres of the parts; None if not balanced."""
+    n = xy.shape[0]
+    sizes = _count(np, labels, k)
+    if (sizes == 0).any():
+        return None
+    centres = np.stack([np.bincount(labels, xy[:, 0], minlength=k), np.bincount(labels, xy[:, 1], minlength=k)],
+                       axis=1) / sizes[:, None]
+    weights = np.zeros(k)
+    sample = xy[(_hash32(np, np.arange(n), seed) % 1000) < 1000 * LAYOUT_SAMPLE]
+    for _ in range(LAYOUT_LLOYD):  # Lloyd's iteration on a sample of the points
+        cell = _power_cells(sample, centres, weights)
+        counts = _count(np, cell, k)
+        full = counts > 0
+        for axis in range(2):
+            centres[full, axis] = np.bincount(cell, sample[:, axis], minlength=k)[full] / counts[full]
+        weights += _weight_step(sample, cell, centres, counts, sample.shape[0] / k)
+    lowest, since = n + 1, 0
+    for _ in range(LAYOUT_BALANCE_ROUNDS):  # then the weights alone, on all points, until balanced
+        cell = _power_cells(xy, centres, weights)
+        counts = _count(np, cell, k)
+        if counts.max() <= bound and counts.min() > 0:
+            return cell.astype(np.int32)
+        lowest, since = (int(counts.max()), 0) if counts.max() < lowest else (lowest, since + 1)
+        if since == LAYOUT_STALL:  # the largest cell stopped shrinking (uneven density, as on road maps)
+            return None
+        weights += _weight_step(xy, cell, centres, counts, n / k)
+    return None
+
+
+def _centroidal_start(indptr, indices, labels, k: int, bound: int, seed: int):
+    """The second start of the pairwise cuts: centroidal cells seeded by ``labels``' parts, or None.
+
+    None when the graph is too small for the pieces (fewer than
+    ``LAYOUT_PIECES_PER_PART`` pieces a part), when the pieces joined by many
+    arcs fall apart, or when the cells cannot be balanced.
+    """
+    if indptr.shape[0] - 1 < LAYOUT_PIECE * LAYOUT_PIECES_PER_PART * k:
+        return None
+    xy = _coordinates(indptr, indices, seed)
+    if xy is None:
+        return None
+    return _centroidal_labels(xy, labels.astype(np.int64), k, bound, seed)
+
+
+def _flows_then_recount(xp, indptr, indices, rows, labels, k: int, bound: int, count: int, *, passes: int,
+                        alpha: float, seed: int):
+    """The pairwise flows on the host for labels on ``xp``: labels, boundary count, vertices moved.
+
+    The count is recomputed from the new labels; should it ever exceed
+    ``count`` (the flows rule that out), the labels are kept as they were.
+    """
+    host = (lambda a: a) if xp is np else (lambda a: a.get())
+    flowed, _ = _flow_refine(host(indptr), host(indices), host(labels), k, bound, passes=passes, alpha=alpha,
+                             seed=seed)
+    flowed = xp.asarray(flowed)
+    new_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, flowed, int(labels.shape[0]))))
+    if new_count > count:
+        return labels, count, 0
+    return flowed, new_count, int(xp.count_nonzero(flowed != labels))
+
+
 def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: int = 0,
                     max_rounds: int = DEFAULT_MAX_ROUNDS, patience: int = DEFAULT_PATIENCE,
-                    levels: int = DEFAULT_LEVELS, cycles: int = DEFAULT_CYCLES, stats: dict | None = None):
+                    levels: int = DEFAULT_LEVELS, cycles: int = DEFAULT_CYCLES,
+                    flow_passes: int = DEFAULT_FLOW_PASSES, flow_alpha: float = DEFAULT_FLOW_ALPHA,
+                    layout_restart: bool = DEFAULT_LAYOUT_RESTART, stats: dict | None = None):
     """Move vertices and clusters between parts to lower the number of boundary vertices.
 
     Parameters
@@ -276,11 +747,12 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         Parts may hold up to ``ceil((1 + imbalance) * n / k)`` vertices; a part
         that starts above that only ever loses vertices.
     seed : int
-        Seed of the clustering and of the tie-breaking priorities; the result
-        is a function of the inputs and the seed (the same on NumPy and CuPy).
+        Seed of the order of the pairs, of the clustering and of the
+        tie-breaking priorities; the result is a function of the inputs and
+        the seed (the same on NumPy and CuPy).
     max_rounds : int
-        Stop after this many rounds in all (levels together), even if moves
-        with a gain remain.
+        Stop the cluster moves after this many rounds in all (levels
+        together), even if moves with a gain remain; 0: no cluster moves.
     patience : int
         Rounds in a row, per level, that may move clusters without a gain
         (moves of gain 0 let a boundary drift until moves with a gain appear;
@@ -293,9 +765,25 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         Passes over the levels, each with clusters built anew from the labels
         it starts from (with seed ``seed + pass``); a pass that lowers nothing
         ends the refinement.
+    flow_passes : int
+        Passes of pairwise minimum cuts before the cluster moves (on the host,
+        also for CuPy arrays, which are copied there and back); 0: none.
+    flow_alpha : float
+        A pair's corridor on each side holds up to ``flow_alpha`` times the
+        room left in the other part (and at least ``flow_alpha`` times 1% of
+        the average part size).
+    layout_restart : bool
+        Also run the pairwise cuts from centroidal cells seeded by the parts
+        of ``labels`` (coordinates recovered from the graph; on the host): two
+        passes from each start, and the other passes from whichever of the two
+        has fewer boundary vertices after them.  Skipped
+        for graphs with fewer than ``64 * 8 * k`` vertices and where the
+        coordinates or balanced cells cannot be found.
     stats : dict, optional
-        Filled with ``boundary_before``, ``boundary_after``, ``rounds``,
-        ``moves`` (vertices moved) and ``levels`` (cluster levels built).
+        Filled with ``boundary_before``, ``boundary_after_flows``,
+        ``boundary_after``, ``restarted`` (the centroidal start won),
+        ``rounds`` (cluster rounds), ``moves`` (vertices moved) and ``levels``
+        (cluster levels built).
 
     Returns
     -------
@@ -307,8 +795,9 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     Raises
     ------
     ValueError
-        When ``labels`` has the wrong shape or labels outside ``0..k-1``, or
-        ``imbalance`` or ``levels`` is negative.
+        When ``labels`` has the wrong shape or labels outside ``0..k-1``,
+        ``imbalance``, ``levels`` or ``flow_passes`` is negative, ``cycles`` is
+        below 1 or ``flow_alpha`` is not positive.
 
     Examples
     --------
@@ -330,6 +819,10 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         raise ValueError(f"levels: {levels} is negative")
     if cycles < 1:
         raise ValueError(f"cycles: {cycles} is below 1")
+    if flow_passes < 0:
+        raise ValueError(f"flow_passes: {flow_passes} is negative")
+    if not flow_alpha > 0:
+        raise ValueError(f"flow_alpha: {flow_alpha} is not positive")
     labels = xp.asarray(labels).astype(xp.int32)
     if n and (int(labels.min()) < 0 or int(labels.max()) >= k):
         raise ValueError(f"labels: must lie in 0..{k - 1}, found {int(labels.min())}..{int(labels.max())}")
@@ -343,6 +836,32 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     foreign = _foreign_arcs(xp, rows, indices, labels, n)
     count = int(xp.count_nonzero(foreign))
     before, rounds, moved = count, 0, 0
+    restarted = False
+    if flow_passes > 0 and k > 1 and count:
+        starts = [labels]
+        if layout_restart:
+            host = (lambda a: a) if xp is np else (lambda a: a.get())
+            cells = _centroidal_start(host(indptr), host(indices), host(labels), k, bound, seed)
+            if cells is not None:
+                starts.append(xp.asarray(cells))
+        # FLOW_TRIAL_PASSES passes from each start; the passes left go on from the one with fewer
+        # boundary vertices (a tie keeps the given partition's).
+        trial = min(FLOW_TRIAL_PASSES, flow_passes)
+        best, best_count = labels, count
+        for i, start in enumerate(starts):
+            start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
+            flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound, start_count,
+                                                          passes=trial, alpha=flow_alpha, seed=seed)
+            if flowed_count < best_count:
+                best, best_count, restarted = flowed, flowed_count, i > 0
+        if flow_passes > trial:
+            best, best_count, _ = _flows_then_recount(xp, indptr, indices, rows, best, k, bound, best_count,
+                                                      passes=flow_passes - trial, alpha=flow_alpha, seed=seed + 1)
+        moved = int(xp.count_nonzero(best != labels))
+        labels, count = best, best_count
+        sizes = _count(xp, labels, k)
+        foreign = _foreign_arcs(xp, rows, indices, labels, n)
+    after_flows = count
     built = 0
     stopped = n == 0
     for cycle in range(cycles):
@@ -391,5 +910,6 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         if count == at_start or rounds >= max_rounds:
             break
     if stats is not None:
-        stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built)
+        stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built,
+                     boundary_after_flows=after_flows, restarted=restarted)
     return labels
