@@ -42,6 +42,17 @@ __device__ __forceinline__ u32 jet_hash32(u32 x, u32 salt) {
     return h;
 }
 
+// The rule of _heaviest_neighbour for one arc to u of weight w: keep it when it is
+// heavier than the pick so far, or as heavy with a larger hash of u.
+__device__ __forceinline__ void jet_consider(i64 u, i64 w, u32 salt, i64& pick, i64& pick_w, u32& pick_h) {
+    u32 h = jet_hash32((u32)u, salt);
+    if (pick < 0 || w > pick_w || (w == pick_w && h > pick_h)) {
+        pick = u;
+        pick_w = w;
+        pick_h = h;
+    }
+}
+
 // _heaviest_neighbour: per vertex, the neighbour over the heaviest allowed arc,
 // ties to the larger hash of the neighbour; -1 when no arc is allowed.
 extern "C" __global__ void jet_heaviest_neighbour(const i64* __restrict__ indptr, const i64* __restrict__ indices,
@@ -52,15 +63,7 @@ extern "C" __global__ void jet_heaviest_neighbour(const i64* __restrict__ indptr
     i64 pick = -1, pick_w = 0;
     u32 pick_h = 0;
     for (i64 a = indptr[v]; a < indptr[v + 1]; ++a) {
-        if (!allowed[a]) continue;
-        i64 u = indices[a];
-        i64 w = weights[a];
-        u32 h = jet_hash32((u32)u, salt);
-        if (pick < 0 || w > pick_w || (w == pick_w && h > pick_h)) {
-            pick = u;
-            pick_w = w;
-            pick_h = h;
-        }
+        if (allowed[a]) jet_consider(indices[a], weights[a], salt, pick, pick_w, pick_h);
     }
     best[v] = pick;
 }
@@ -82,14 +85,7 @@ extern "C" __global__ void jet_propose(const i64* __restrict__ indptr, const i64
         const i64 room = cap - vweights[v];
         for (i64 a = indptr[v]; a < indptr[v + 1]; ++a) {
             i64 u = indices[a];
-            if (mate[u] >= 0 || vweights[u] > room) continue;
-            i64 w = weights[a];
-            u32 h = jet_hash32((u32)u, salt);
-            if (pick < 0 || w > pick_w || (w == pick_w && h > pick_h)) {
-                pick = u;
-                pick_w = w;
-                pick_h = h;
-            }
+            if (mate[u] < 0 && vweights[u] <= room) jet_consider(u, weights[a], salt, pick, pick_w, pick_h);
         }
     }
     want[v] = pick;
