@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from importlib import metadata as _importlib_metadata
 from pathlib import Path
 
-__all__ = ["REPO", "RESULTS", "metadata", "timed", "write_result", "write_json_atomic", "jsonable"]
+__all__ = ["REPO", "RESULTS", "metadata", "timed", "event_seconds", "write_result", "write_json_atomic", "jsonable"]
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
@@ -225,6 +225,19 @@ def write_json_atomic(path, obj) -> Path:
         fh.write("\n")
     os.replace(tmp, path)
     return path
+
+
+def event_seconds(cp, fn, repeat: int) -> float:
+    """Mean seconds of ``fn()`` on the GPU over ``repeat`` calls, by CUDA events, after one warm-up call."""
+    fn()  # compiles, fills caches
+    cp.cuda.Device().synchronize()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    for _ in range(repeat):
+        fn()
+    end.record()
+    end.synchronize()
+    return cp.cuda.get_elapsed_time(start, end) / 1e3 / repeat
 
 
 def write_result(obj, folder="benchmarks/results", name: str | None = None) -> Path:

@@ -14,17 +14,14 @@ the two kernels differ inside a run and alone.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _common import RESULTS, event_seconds, write_result  # noqa: E402
 
 
 def main() -> int:
@@ -60,17 +57,6 @@ def main() -> int:
     run_components(graph, partition, components, backend="cupy", sink=NullSink(), method="boundary-graph")
     cuda_stages.min_plus_cuda = original
 
-    def timed(fn) -> float:
-        fn()
-        cp.cuda.Device().synchronize()
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        for _ in range(args.repeat):
-            fn()
-        end.record()
-        end.synchronize()
-        return cp.cuda.get_elapsed_time(start, end) / 1e3 / args.repeat
-
     rows = []
     for a, b, out, accumulate, integer in kept:
         shapes = {"M": a.shape[0], "K": a.shape[1], "N": b.shape[1], "lda": a.strides[0] // a.itemsize,
@@ -95,7 +81,7 @@ def main() -> int:
         for case, (x, y, z) in cases.items():
             for switch in ("0", "all"):
                 os.environ["FASTAPSP_PACKED_MINPLUS"] = switch
-                seconds = timed(lambda: original(x, y, z, accumulate, integer))
+                seconds = event_seconds(cp, lambda: original(x, y, z, accumulate, integer))
                 if case.startswith("synthetic"):
                     same = None
                 else:
@@ -111,13 +97,8 @@ def main() -> int:
                 print(f"{name} M={shapes['M']} K={shapes['K']} lda={shapes['lda']} {case:<11} {kernel:<8} "
                       f"{seconds * 1e3:8.3f} ms  same={same}")
     os.environ.pop("FASTAPSP_PACKED_MINPLUS", None)
-    out_dir = REPO / "benchmarks" / "results" / args.tag
-    out_dir.mkdir(parents=True, exist_ok=True)
-    record = {"benchmark": "minplus_inrun_bench", "graph": name, "n": graph.n, "k": args.k, "results": rows,
-              "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-              "versions": {"cupy": cp.__version__, "numpy": np.__version__, "python": platform.python_version()},
-              "commit": os.environ.get("FASTAPSP_COMMIT", ""), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    (out_dir / f"minplus-inrun-{name}.json").write_text(json.dumps(record, indent=1))
+    record = {"benchmark": "minplus_inrun_bench", "graph": name, "n": graph.n, "k": args.k, "results": rows}
+    write_result(record, folder=RESULTS / args.tag, name=f"minplus-inrun-{name}.json")
     return 0
 
 

@@ -13,17 +13,16 @@ second, beside a plain read of the block (``cupy.max``) as the floor.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _common import RESULTS, event_seconds, write_result  # noqa: E402
 
 VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer graphs)
     "full": (),
@@ -70,19 +69,7 @@ def main() -> int:
     cp.cuda.Device().synchronize()
     nbytes = block.nbytes
 
-    def timed(fn) -> float:
-        fn()  # compile / warm
-        cp.cuda.Device().synchronize()
-        start = cp.cuda.Event()
-        end = cp.cuda.Event()
-        start.record()
-        for _ in range(args.repeat):
-            fn()
-        end.record()
-        end.synchronize()
-        return cp.cuda.get_elapsed_time(start, end) / 1e3 / args.repeat
-
-    results = [{"variant": "read_floor (cupy.max)", "seconds": timed(lambda: cp.max(block))}]
+    results = [{"variant": "read_floor (cupy.max)", "seconds": event_seconds(cp, lambda: cp.max(block))}]
     reference = None
     for variant in args.variants:
         acc = StatsAccumulator.for_graph(graph, "cupy")
@@ -91,7 +78,7 @@ def main() -> int:
         gpu = acc._gpu
         gpu.options = gpu.options + VARIANTS[variant]
         rows_dev = cp.asarray(sources, dtype=cp.int64)
-        seconds = timed(lambda: gpu._launch(rows_dev, 0, block))
+        seconds = event_seconds(cp, lambda: gpu._launch(rows_dev, 0, block))
         hist = gpu.collapse(gpu.level_reached())
         row_sum = acc.row_sum.copy()
         if variant == "full":
@@ -105,16 +92,9 @@ def main() -> int:
         item["read_bytes_per_s"] = nbytes / item["seconds"]
         print(f"{name} {item['variant']:<22} {item['seconds'] * 1e3:8.2f} ms/block "
               f"{item['read_bytes_per_s'] / 1e12:6.2f} TB/s  {item.get('histogram_equals_full', '')}")
-    out = REPO / "benchmarks" / "results" / args.tag
-    out.mkdir(parents=True, exist_ok=True)
-    record = {
-        "benchmark": "stats_kernel_bench", "graph": name, "n": graph.n, "m": int(graph.indices.size),
-        "rows": int(args.rows), "block_bytes": int(nbytes), "repeat": args.repeat, "results": results,
-        "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-        "versions": {"cupy": cp.__version__, "numpy": np.__version__, "python": platform.python_version()},
-        "commit": os.environ.get("FASTAPSP_COMMIT", ""), "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    (out / f"stats-kernel-{name}.json").write_text(json.dumps(record, indent=1))
+    record = {"benchmark": "stats_kernel_bench", "graph": name, "n": graph.n, "m": int(graph.indices.size),
+              "rows": int(args.rows), "block_bytes": int(nbytes), "repeat": args.repeat, "results": results}
+    write_result(record, folder=RESULTS / args.tag, name=f"stats-kernel-{name}.json")
     return 0
 
 
