@@ -81,7 +81,7 @@ def main() -> int:
         for case, (x, y, z) in cases.items():
             for switch in ("0", "all"):
                 os.environ["FASTAPSP_PACKED_MINPLUS"] = switch
-                seconds = event_seconds(cp, lambda: original(x, y, z, accumulate, integer))
+                seconds = event_seconds(cp, lambda: original(x, y, z, accumulate, integer), args.repeat)
                 if case.startswith("synthetic"):
                     same = None
                 else:

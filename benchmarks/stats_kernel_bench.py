@@ -69,7 +69,7 @@ def main() -> int:
     cp.cuda.Device().synchronize()
     nbytes = block.nbytes
 
-    results = [{"variant": "read_floor (cupy.max)", "seconds": event_seconds(cp, lambda: cp.max(block))}]
+    results = [{"variant": "read_floor (cupy.max)", "seconds": event_seconds(cp, lambda: cp.max(block), args.repeat)}]
     reference = None
     for variant in args.variants:
         acc = StatsAccumulator.for_graph(graph, "cupy")
@@ -78,7 +78,7 @@ def main() -> int:
         gpu = acc._gpu
         gpu.options = gpu.options + VARIANTS[variant]
         rows_dev = cp.asarray(sources, dtype=cp.int64)
-        seconds = event_seconds(cp, lambda: gpu._launch(rows_dev, 0, block))
+        seconds = event_seconds(cp, lambda: gpu._launch(rows_dev, 0, block), args.repeat)
         hist = gpu.collapse(gpu.level_reached())
         row_sum = acc.row_sum.copy()
         if variant == "full":

@@ -27,7 +27,7 @@ from .schedule import component_costs, schedule_components
 from .sink import make_sink
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
-from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, close_components
+from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, close_components, closure_batch_limit
 from .stages.floyd_warshall import DEFAULT_TILE
 
 # Issue 9 (answers at scale): each feature in its own module, hooked in below.
@@ -314,19 +314,41 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     budget = _available_bytes(xp) // 3
     closed: dict = {}
     blocks: dict = {}
-    for p in components:
-        if partition.sizes[p] == 0:
-            continue
-        timer.component = p
+    for batch in _closure_batches(partition, components, np.dtype(dtype).itemsize, budget):
+        timer.component = batch[0] if len(batch) == 1 else tuple(batch)  # closed together
         with timer("local_fw"):
-            matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
-        nb = int(partition.boundary_per_part[p])
-        if (keep is None or keep[p]) and matrix.nbytes <= budget:
-            budget -= matrix.nbytes
-            closed[p], blocks[p] = matrix, matrix[:nb]
-        else:
-            closed[p], blocks[p] = None, matrix[:nb].copy()
+            matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype)
+        for p in batch:
+            matrix = matrices.pop(p)
+            nb = int(partition.boundary_per_part[p])
+            if (keep is None or keep[p]) and matrix.nbytes <= budget:
+                budget -= matrix.nbytes
+                closed[p], blocks[p] = matrix, matrix[:nb]
+            else:
+                closed[p], blocks[p] = None, matrix[:nb].copy()
     return closed, blocks
+
+
+def _closure_batches(partition, components, itemsize: int, budget: int):
+    """``components`` (the non-empty ones) in runs closed together by :func:`local_closures`.
+
+    A run holds at most ``CLOSURE_BATCH_BYTES`` of matrices, and at most a
+    quarter of ``budget``, so the batch never crowds out the kept closures.
+    """
+    limit = closure_batch_limit(budget)
+    batch, size = [], 0
+    for p in components:
+        c = int(partition.sizes[p])
+        if c == 0:
+            continue
+        nbytes = c * c * itemsize
+        if batch and size + nbytes > limit:
+            yield batch
+            batch, size = [], 0
+        batch.append(p)
+        size += nbytes
+    if batch:
+        yield batch
 
 
 def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=None):

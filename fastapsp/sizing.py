@@ -47,6 +47,7 @@ import shutil
 import numpy as np
 
 from .errors import ConfigError
+from .stages.boundary_graph import closure_batch_limit
 
 __all__ = ["stage_memory", "dry_run", "sssp_memory", "check_output_fits", "output_bytes", "RATE"]
 
@@ -278,6 +279,7 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     budget = available // 3  # closures kept while they take at most a third (pipeline.local_closures)
     kept = 0
     unkept_rows = 0
+    unkept_squares = 0
     held = set()
     for p in components:
         square = int(sizes[p]) ** 2 * itemsize
@@ -286,9 +288,12 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
             held.add(p)
         else:
             unkept_rows += int(nbs[p] * sizes[p]) * itemsize
+            unkept_squares += square
     largest = int(sizes.max()) ** 2 * itemsize if sizes.size else 0
+    # closures not kept are made a batch at a time (pipeline.local_closures)
+    in_flight = max(largest, min(closure_batch_limit(budget), unkept_squares))
     closures = kept + unkept_rows
-    peak["local_fw"] = base + closures + largest
+    peak["local_fw"] = base + closures + in_flight
     boundary = int(nbs.sum())
     level0 = int((nbs * sizes).sum()) * itemsize  # L_q[:nb_q] of every component, one copy in the levels
     if boundary <= dense_limit:

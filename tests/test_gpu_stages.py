@@ -198,7 +198,7 @@ def test_floyd_warshall_on_a_view():
 
 
 # -------------------------------------------------------------- min-plus
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (31, 33, 32), (33, 31, 127), (64, 64, 64), (129, 65, 1000),
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (31, 33, 32), (33, 31, 127), (64, 64, 64), (129, 65, 1000), (70, 20, 300), (65, 22, 130),
                                    (1000, 100, 129), (127, 16, 33), (5, 0, 7)])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("accumulate", [False, True])

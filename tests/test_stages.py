@@ -11,6 +11,7 @@ from scipy.sparse.csgraph import csgraph_from_dense, dijkstra, shortest_path
 from conftest import (dense_reference, disconnected_graph, host, random_edges, random_graph,
                       reference_apsp)
 from fastapsp.graph import Graph
+from fastapsp.stages.floyd_warshall import close_many
 from fastapsp.stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp,
                              build_component_matrix, extract_inner_to_boundary, min_plus)
 
@@ -236,6 +237,27 @@ def test_floyd_warshall_dense_and_sparse(xp, density, dtype, tile):
     blocked_floyd_warshall(d, tile=tile)
     assert d.dtype == dtype
     np.testing.assert_array_equal(host(d), scipy_closure(m))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_close_many_equals_one_by_one(xp, dtype):
+    """Matrices of many sizes (one a view) closed together equal SciPy's closure of each."""
+    rng = np.random.default_rng(17)
+    sizes = [1, 0, 63, 64, 65, 130, 2, 200]
+    originals = [random_distance_matrix(rng, c, density=min(1.0, 3.0 / max(c, 1)), zeros=True) for c in sizes]
+    big = xp.full((205, 207), -1, dtype=dtype)
+    view = big[2:202, 3:203]
+    view[...] = xp.asarray(originals[-1].astype(dtype))
+    matrices = [xp.asarray(m.astype(dtype)) for m in originals[:-1]] + [view]
+    close_many(matrices)
+    for m, got in zip(originals, matrices):
+        np.testing.assert_array_equal(host(got), scipy_closure(m) if m.shape[0] else m)
+    assert bool((big[:2] == -1).all()) and bool((big[:, :3] == -1).all()) and bool((big[:, 203:] == -1).all())
+
+
+def test_close_many_rejects_non_square(xp):
+    with pytest.raises(ValueError, match="square"):
+        close_many([xp.zeros((2, 2)), xp.zeros((2, 3))])
 
 
 def test_floyd_warshall_docstring_example(xp):

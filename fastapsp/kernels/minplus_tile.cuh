@@ -8,10 +8,15 @@
 // MP_KC x 64 slice of B pass through shared memory, and the next chunk is
 // fetched into registers while the current one is used.  Entries outside the
 // operands read as +inf, which leaves every minimum unchanged, so any shape works.
+// A last chunk shorter than MP_KC is swept only as far as K, rounded up to 4
+// (K = 20 costs 20 steps, not 32: boundaries of road networks are that thin).
 
 #define MP_TILE 64
 #define MP_KC 16
 #define MP_THREADS 256
+#ifndef MP_FULL_CHUNKS  // 1: sweep the last chunk whole, as before (for timing the two against each other)
+#define MP_FULL_CHUNKS 0
+#endif
 
 struct MinPlusSmem {
     REAL a[MP_KC][MP_TILE + 4];  // padded: the transposed stores spread over the banks
@@ -104,8 +109,7 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
         }
         __syncthreads();
         if (k0 + MP_KC < K) fetch(k0 + MP_KC);
-#pragma unroll
-        for (int kk = 0; kk < MP_KC; ++kk) {
+        auto step = [&](int kk) {
             REAL a[4], b[4];
 #pragma unroll
             for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
@@ -115,6 +119,15 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
             for (int i = 0; i < 4; ++i)
 #pragma unroll
                 for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+        };
+        if (MP_FULL_CHUNKS || K - k0 >= MP_KC) {
+#pragma unroll
+            for (int kk = 0; kk < MP_KC; ++kk) step(kk);
+        } else {  // the last, partial chunk: only its rows of K, in steps of 4 (the rest of a step reads +inf)
+            for (int k4 = 0; k4 < K - k0; k4 += 4) {
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) step(k4 + kk);
+            }
         }
     }
 }

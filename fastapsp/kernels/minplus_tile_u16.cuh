@@ -101,8 +101,7 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
             break;
         }
         if (k0 + MP_KC < K) fetch(k0 + MP_KC);
-#pragma unroll
-        for (int kk = 0; kk < MP_KC; ++kk) {
+        auto step = [&](int kk) {
             const uint4 a4 = *reinterpret_cast<const uint4*>(&sm.p.a[kk][4 * ty]);
             const uint4 b4 = *reinterpret_cast<const uint4*>(&sm.p.b[kk][4 * tx]);
             const unsigned int a[4] = {a4.x, a4.y, a4.z, a4.w};
@@ -111,6 +110,15 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
             for (int i = 0; i < 4; ++i)
 #pragma unroll
                 for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(a[i], b[j], acc[i][j]);
+        };
+        if (MP_FULL_CHUNKS || K - k0 >= MP_KC) {
+#pragma unroll
+            for (int kk = 0; kk < MP_KC; ++kk) step(kk);
+        } else {  // the last, partial chunk, as in minplus_tile
+            for (int k4 = 0; k4 < K - k0; k4 += 4) {
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) step(k4 + kk);
+            }
         }
     }
 

@@ -20,6 +20,7 @@ __all__ = [
     "boundary_sssp_cuda",
     "build_component_matrix_cuda",
     "blocked_floyd_warshall_cuda",
+    "blocked_floyd_warshall_batch_cuda",
     "min_plus_cuda",
     "assemble_row_block_cuda",
 ]
@@ -64,14 +65,16 @@ def _rows(x, dtype):
 
 
 # ---------------------------------------------------------------- min-plus
-def min_plus_cuda(a, b, out, accumulate, integer=False):
+def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``.
 
     ``integer``: the operands hold whole numbers (integer weights), so float32
     products run in packed 16-bit arithmetic (``min_plus_u16.cu``), tile by
     tile falling back to float32 where an operand does not fit in it.
     ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32, ``=all``
-    packs every K (for comparing the two in benchmarks).
+    packs every K (for comparing the two in benchmarks).  ``options``: extra
+    compiler options of the kernel (benchmarks: ``-DMP_FULL_CHUNKS=1``,
+    ``-DU16_SPLIT``).
     """
     m, k = a.shape
     n = b.shape[1]
@@ -92,9 +95,9 @@ def min_plus_cuda(a, b, out, accumulate, integer=False):
     switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": any K (benchmarks)
     packed = bool(integer) and dtype == np.float32 and switch != "0" and (k >= _U16_MIN_K or switch == "all")
     if packed:
-        kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype), _U16_COLS
+        kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype, options=tuple(options)), _U16_COLS
     else:
-        kernel, width = get_kernel("min_plus.cu", "min_plus", dtype), _TILE
+        kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=tuple(options)), _TILE
     cols_per_launch = _MAX_GRID_Y * width
     counter = None  # FASTAPSP_U16_DEBUG=1: count the tiles that fell back to float32 (one sync a call)
     if packed and os.environ.get("FASTAPSP_U16_DEBUG") == "1":
@@ -146,6 +149,41 @@ def blocked_floyd_warshall_cuda(matrix):
     if work is not matrix:
         matrix[...] = work
     return matrix
+
+
+def blocked_floyd_warshall_batch_cuda(matrices):
+    """Close every square matrix of ``matrices`` in place, all in the same launches (``fw_phase*_batch``).
+
+    The matrices share one dtype; they may differ in size (the grid fits the
+    largest, so a batch of similar sizes wastes least) and stay where they are.
+    """
+    import cupy as cp
+
+    matrices = [m for m in matrices if m.shape[0] > 0]
+    if not matrices:
+        return
+    dtype = _real(matrices[0].dtype)
+    works = [_rows(m, dtype) for m in matrices]
+    p1 = get_kernel("floyd_warshall.cu", "fw_phase1_batch", dtype)
+    p2 = get_kernel("floyd_warshall.cu", "fw_phase2_batch", dtype)
+    p3 = get_kernel("floyd_warshall.cu", "fw_phase3_batch", dtype)
+    for z0 in range(0, len(works), _MAX_GRID_Y):
+        part = works[z0 : z0 + _MAX_GRID_Y]
+        pointers = cp.asarray(np.array([w.data.ptr for w, _ in part], dtype=np.uint64))
+        lds = cp.asarray(np.array([ld for _, ld in part], dtype=np.int64))
+        sizes = np.array([w.shape[0] for w, _ in part], dtype=np.int32)
+        nt = -(-int(sizes.max()) // _TILE)
+        sizes = cp.asarray(sizes)
+        z = len(part)
+        for kb in range(nt):
+            args = (pointers, lds, sizes, np.int32(kb))
+            p1((1, 1, z), (_THREADS,), args)
+            if nt > 1:
+                p2((nt - 1, 2, z), (_THREADS,), args)
+                p3((nt - 1, nt - 1, z), (_THREADS,), args)
+    for matrix, (work, _) in zip(matrices, works):
+        if work is not matrix:
+            matrix[...] = work
 
 
 # ------------------------------------------------------------------- build

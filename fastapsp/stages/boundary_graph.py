@@ -36,16 +36,18 @@ import numpy as np
 
 from ..backend import array_module
 from .build import build_component_matrix
-from .floyd_warshall import blocked_floyd_warshall
+from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
 
-__all__ = ["BoundaryGraph", "close_components", "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE"]
+__all__ = ["BoundaryGraph", "close_components", "closure_batch_limit", "pack_boundary_rows", "DENSE_LIMIT",
+           "SUPER_SIZE", "CLOSURE_BATCH_BYTES"]
 
 # Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
 DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
 # Vertices aimed at per super-group when a level is too large for the dense closure.
 SUPER_SIZE = {"cupy": 2048, "numpy": 256}
 _TILE = 64  # column tile of grouped_min_plus.cu
+CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
 
 
 def close_components(indptr, indices, weights, partition, components, *, dtype):
@@ -62,9 +64,15 @@ def close_components(indptr, indices, weights, partition, components, *, dtype):
         vertices, _ = partition.component(p)
         if vertices.size == 0:
             continue
-        matrix = build_component_matrix(indptr, indices, weights, xp.asarray(vertices), 0, no_rows, dtype=dtype)
-        closed[p] = blocked_floyd_warshall(matrix)
+        closed[p] = build_component_matrix(indptr, indices, weights, xp.asarray(vertices), 0, no_rows, dtype=dtype)
+    close_many(closed.values())  # on the GPU: the same launches for all of them
     return closed
+
+
+def closure_batch_limit(budget: int) -> int:
+    """Bytes of component matrices closed together when ``budget`` bytes may hold closures:
+    ``CLOSURE_BATCH_BYTES``, and at most a quarter of the budget."""
+    return max(1, min(CLOSURE_BATCH_BYTES, budget // 4))
 
 
 def pack_boundary_rows(closed: dict, partition) -> dict:
