@@ -8,14 +8,17 @@
 // MP_KC x 64 slice of B pass through shared memory, and the next chunk is
 // fetched into registers while the current one is used.  Entries outside the
 // operands read as +inf, which leaves every minimum unchanged, so any shape works.
-// A last chunk shorter than MP_KC is swept only as far as K, rounded up to 4
-// (K = 20 costs 20 steps, not 32: boundaries of road networks are that thin).
+// With MP_CUT_TAIL=1 a last chunk shorter than MP_KC is swept only as far as K,
+// rounded up to 4 (K = 20 costs 20 steps, not 32: boundaries of road networks
+// are that thin).  Measured on the H100 (results/h100-s5-kernels) it gains 21%
+// at K = 20 and 11% at K = 22, but the branch costs 4-9% at K = 15, 75, 100
+// and 150, so it is a compile-time choice.
 
 #define MP_TILE 64
 #define MP_KC 16
 #define MP_THREADS 256
-#ifndef MP_FULL_CHUNKS  // 1: sweep the last chunk whole, as before (for timing the two against each other)
-#define MP_FULL_CHUNKS 0
+#ifndef MP_CUT_TAIL  // 1: sweep a partial last chunk only as far as K (min_plus_cuda picks it by K)
+#define MP_CUT_TAIL 0
 #endif
 
 struct MinPlusSmem {
@@ -120,7 +123,7 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
 #pragma unroll
                 for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
         };
-        if (MP_FULL_CHUNKS || K - k0 >= MP_KC) {
+        if (!MP_CUT_TAIL || K - k0 >= MP_KC) {
 #pragma unroll
             for (int kk = 0; kk < MP_KC; ++kk) step(kk);
         } else {  // the last, partial chunk: only its rows of K, in steps of 4 (the rest of a step reads +inf)

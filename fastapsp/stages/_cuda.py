@@ -73,7 +73,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     tile falling back to float32 where an operand does not fit in it.
     ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32, ``=all``
     packs every K (for comparing the two in benchmarks).  ``options``: extra
-    compiler options of the kernel (benchmarks: ``-DMP_FULL_CHUNKS=1``,
+    compiler options of the kernel (benchmarks: ``-DMP_CUT_TAIL=0|1``,
     ``-DU16_SPLIT``).
     """
     m, k = a.shape
@@ -88,16 +88,19 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     a_, lda = _rows(a, dtype)
     b_, ldb = _rows(b, dtype)
     c_, ldc = _rows(out, dtype)
-    # Packed from K = 64 on.  Alone (benchmarks/minplus_u16_bench.py, H100) the packed kernel makes
-    # 1.7x the float32 relaxations per second at K = 19, 22 and 150; inside whole runs
-    # (benchmarks/results/h100-final*) it gained 11% on del20-unit (K ~ 100) and lost 1.9x on
-    # roadFLA (K ~ 19), a gap not explained yet: small K stays in float32 until it is.
+    # Packed from K = 64 on.  On the H100 (benchmarks/minplus_u16_bench.py, results/h100-s5-kernels)
+    # the packed kernel is faster than float32 from K = 75 (8.98 vs 8.36 T relaxations/s; 11.2 vs
+    # 9.7 at K = 150) and slower at K = 15..22 (3.6 vs 6.9 at K = 20), as whole runs found
+    # (results/h100-final*: del20-unit gained 11%, roadFLA lost 1.9x).
     switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": any K (benchmarks)
     packed = bool(integer) and dtype == np.float32 and switch != "0" and (k >= _U16_MIN_K or switch == "all")
+    options = tuple(options)
+    if not packed and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
+        options += ("-DMP_CUT_TAIL=1",)
     if packed:
-        kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype, options=tuple(options)), _U16_COLS
+        kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype, options=options), _U16_COLS
     else:
-        kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=tuple(options)), _TILE
+        kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=options), _TILE
     cols_per_launch = _MAX_GRID_Y * width
     counter = None  # FASTAPSP_U16_DEBUG=1: count the tiles that fell back to float32 (one sync a call)
     if packed and os.environ.get("FASTAPSP_U16_DEBUG") == "1":
@@ -125,6 +128,13 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     if c_ is not out:
         out[...] = c_
     return out
+
+
+def _cut_tail(k: int) -> bool:
+    """Whether the float32 product should sweep its partial last chunk of K only as far as K
+    (``MP_CUT_TAIL``): when that skips at least a fifth of the padded steps (K = 20, 22; not 15, 100, 150)."""
+    padded, needed = -(-k // 16) * 16, -(-k // 4) * 4
+    return 5 * (padded - needed) >= padded
 
 
 # ---------------------------------------------------------- Floyd-Warshall
