@@ -1,7 +1,8 @@
 """Compare graph partitioners by what they do to FastAPSP (thesis Tables 5.2-5.5).
 
     python benchmarks/compare.py EXPERIMENT.yaml [--out FOLDER] [--force]
-                                 [--partition-only | --require-partitions | --report-only]
+                                 [--partition-only [--jobs N [--deadline S]] | --require-partitions
+                                  | --report-only]
 
 For every (graph, k, partitioner) of the experiment: partition once (the
 partition is saved, compressed, under ``FOLDER/partitions/`` and reused on a rerun), record
@@ -52,7 +53,12 @@ still there).  A later normal run over the same FOLDER -- on the GPU machine,
 say -- reuses every saved partition and records the partitioning seconds
 stored in its file, so those were measured on the machine that partitioned
 (``partition_metadata`` of each result; report.md says so when it differs from
-the machine that solved).  ``--require-partitions`` makes sure of it: a
+the machine that solved).  ``--jobs N`` runs the partitioners that use one CPU core and nothing else
+(METIS, KaHIP, KaMinPar with one thread) N at a time in worker processes
+before the others (jet on the GPU, the NAME+b refinements with their own
+process pool), each result saying how many ran at once (``partition_jobs``);
+``--deadline S`` fails those not finished S seconds after they started.
+``--require-partitions`` makes sure of it: a
 configuration whose saved partition is missing or unusable fails instead of
 being partitioned.  ``--report-only`` runs nothing and redraws results.csv,
 report.md and the plots from results.json (say after a run was cut short).
@@ -107,7 +113,16 @@ def main(argv=None) -> int:
     only.add_argument("--report-only", action="store_true",
                       help="run nothing: write results.csv, report.md and the plots from results.json "
                            "(for the configurations of this experiment)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="with --partition-only: run this many single-core partitioners at once (not jet "
+                             "or NAME+b, which run one at a time after them)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="with --jobs: seconds after which the parallel partitions not finished fail")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs: must be at least 1, found {args.jobs}")
+    if args.jobs > 1 and not args.partition_only:
+        parser.error("--jobs: only with --partition-only")
     try:
         exp = load_experiment(args.experiment)
     except ExperimentError as exc:
@@ -116,7 +131,8 @@ def main(argv=None) -> int:
     folder = Path(args.out) if args.out else RESULTS / exp.name
     try:
         return run(exp, folder, force=args.force, debug=args.debug, partition_only=args.partition_only,
-                   require_partitions=args.require_partitions, report_only=args.report_only)
+                   require_partitions=args.require_partitions, report_only=args.report_only, jobs=args.jobs,
+                   deadline=args.deadline)
     except ExperimentError as exc:
         print(f"compare.py: error: {exc}", file=sys.stderr)
         return 2

@@ -304,12 +304,142 @@ def is_partitioned(record: dict | None, settings: dict, folder: Path) -> bool:
             and (folder / record["partition_file"]).is_file())
 
 
+def _keep(records: list, index: dict, cfg: Config, record: dict, old: dict | None, settings: dict,
+          run_meta: dict | None, folder: Path) -> None:
+    """Stamp ``record`` (settings, time, metadata, where its partition was made), put it in
+    ``records`` in the place of ``cfg``'s old one and write results.json and results.csv."""
+    finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    record = {"key": cfg.key, **record, "settings": settings, "finished": finished}
+    if run_meta is not None:
+        record["metadata"] = {**run_meta, "date": finished}
+    # Where the partition was made (and its seconds measured): here, or where it was made before.
+    if record.get("status") == "error" or record.get("partition_reused"):
+        carried = (old or {}).get("partition_metadata")
+        if carried is None and (old or {}).get("status") == "ok" and old.get("partition_reused") is False:
+            carried = old.get("metadata")
+        if carried is not None:
+            record["partition_metadata"] = carried
+    elif run_meta is not None:
+        record["partition_metadata"] = record["metadata"]
+    if cfg.key in index:
+        records[index[cfg.key]] = record
+    else:
+        index[cfg.key] = len(records)
+        records.append(record)
+    write_json_atomic(folder / "results.json", records)
+    write_csv(folder / "results.csv", records)
+
+
+# ------------------------------------------------------ partitions in parallel
+# Partitioners that run on one CPU core and nothing else: these may run side by side
+# (--jobs).  jet and the NAME+b refinements use the GPU or a process pool of their own and
+# run one at a time after them.
+def parallel_partitioner(name: str) -> bool:
+    return not name.startswith("jet") and not name.endswith("+b")
+
+
+_WORKER_GRAPHS: dict = {}
+
+
+def _partition_task(experiment_file: str, position: int, folder: str, force: bool) -> dict:
+    """One configuration of the experiment partitioned in a worker process (its graph kept for the next)."""
+    from compare_experiment import load_experiment
+
+    exp = load_experiment(experiment_file)
+    cfg = configurations(exp)[position]
+    data = _WORKER_GRAPHS.get(cfg.graph.name)
+    if data is None:
+        data = _WORKER_GRAPHS[cfg.graph.name] = GraphData(cfg.graph, exp)
+    try:
+        record = partition_configuration(cfg, data, exp, Path(folder), force)
+        record.update(status=PARTITIONED)
+    except Exception as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k, "partitioner": cfg.partitioner,
+                  "status": "error", "error": f"{type(exc).__name__}: {message}"}
+    return record
+
+
+def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records: list, index: dict,
+                           settings: dict, jobs: int, deadline: float | None, force: bool) -> int:
+    """--partition-only with ``jobs`` worker processes, for the configurations of single-core
+    partitioners not partitioned yet; returns how many failed.
+
+    Each worker reads a graph once and partitions on one core; the partitioning seconds of
+    each configuration are its own (measured inside the worker) but taken with ``jobs``
+    partitioners running at once (``partition_jobs`` in the result says how many).  A
+    configuration not finished ``deadline`` seconds after the start is recorded as failed
+    and its worker is stopped.
+    """
+    import concurrent.futures as futures
+    import multiprocessing
+    import time
+
+    todo = [(i, cfg) for i, cfg in enumerate(configs)
+            if parallel_partitioner(cfg.partitioner) and cfg.graph.path is not None
+            and (force or not is_partitioned(records[index[cfg.key]] if cfg.key in index else None, settings,
+                                             folder))]
+    if not todo:
+        return 0
+    # Big graphs and slow partitioners first, so the long ones start early; a worker keeps its graph.
+    todo.sort(key=lambda item: (item[1].graph.name, item[0]))
+    run_meta = metadata()
+    start = time.monotonic()
+    failed = 0
+    pool = futures.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+    try:
+        pending = {pool.submit(_partition_task, str(exp.source), i, str(folder), force): cfg for i, cfg in todo}
+        while pending:
+            left = None if deadline is None else max(0.0, deadline - (time.monotonic() - start))
+            done, _ = futures.wait(pending, timeout=left, return_when=futures.FIRST_COMPLETED)
+            if not done:  # the deadline passed: what is still running or waiting fails
+                for cfg in pending.values():
+                    failed += 1
+                    record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k,
+                              "partitioner": cfg.partitioner, "status": "error",
+                              "error": f"not partitioned within the {deadline:g} s deadline (--deadline)"}
+                    print(f"{cfg.graph.name} k={cfg.k} {cfg.partitioner}: FAILED: {record['error']}",
+                          file=sys.stderr, flush=True)
+                    old = records[index[cfg.key]] if cfg.key in index else None
+                    _keep(records, index, cfg, record, old, settings, run_meta, folder)
+                break
+            for future in done:
+                cfg = pending.pop(future)
+                try:
+                    record = future.result()
+                except Exception as exc:  # the worker died
+                    record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k,
+                              "partitioner": cfg.partitioner, "status": "error",
+                              "error": f"{type(exc).__name__}: {exc}"}
+                record["partition_jobs"] = jobs
+                prefix = f"{cfg.graph.name} k={cfg.k} {cfg.partitioner}:"
+                if record["status"] == "error":
+                    failed += 1
+                    print(f"{prefix} FAILED: {record['error']}", file=sys.stderr, flush=True)
+                else:
+                    print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} partition "
+                          f"{record['partition_seconds']:.3g} s ({jobs} at once), not solved (--partition-only)",
+                          file=sys.stderr, flush=True)
+                old = records[index[cfg.key]] if cfg.key in index else None
+                _keep(records, index, cfg, record, old, settings, run_meta, folder)
+    finally:
+        for process in list(getattr(pool, "_processes", {}).values()):  # stop what the deadline cut short
+            if process.is_alive():
+                process.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+    return failed
+
+
 # ----------------------------------------------------------------------- main
 def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = False,
-        partition_only: bool = False, require_partitions: bool = False, report_only: bool = False) -> int:
+        partition_only: bool = False, require_partitions: bool = False, report_only: bool = False,
+        jobs: int = 1, deadline: float | None = None) -> int:
     """Run every configuration not yet done; write results, report and plots. Returns the exit status.
 
     ``partition_only``: partition and measure, never solve (the backend is not even resolved);
+    with ``jobs`` > 1 the single-core partitioners run ``jobs`` at a time first, and a
+    configuration of theirs not done within ``deadline`` seconds fails
+    (:func:`_partition_in_parallel`); then the others one at a time.
     ``require_partitions``: never partition, fail a configuration whose saved partition is unusable;
     ``report_only``: run nothing, write results.csv, report and plots from results.json.
     """
@@ -331,6 +461,9 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
     run_meta = None
     loaded: dict[str, GraphData | BaseException] = {}
     failed = 0
+    if partition_only and jobs > 1:
+        failed += _partition_in_parallel(exp, folder, configs, records, index, settings, jobs, deadline, force)
+        force = False  # what the workers just made is not made again below
     for i, cfg in enumerate(configs if not report_only else [], 1):
         prefix = f"[{i}/{len(configs)}] {cfg.graph.name} k={cfg.k} {cfg.partitioner}:"
         old = records[index[cfg.key]] if cfg.key in index else None
@@ -340,6 +473,8 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
         if partition_only and not force and is_partitioned(old, settings, folder):
             print(f"{prefix} partitioned (in results.json), skipped", file=sys.stderr, flush=True)
             continue
+        if partition_only and jobs > 1 and parallel_partitioner(cfg.partitioner):
+            continue  # the workers had it (and a failure there is recorded)
         try:
             if run_meta is None:
                 run_meta = metadata()
@@ -381,26 +516,7 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
             print(f"{prefix} FAILED: {record['error']}", file=sys.stderr, flush=True)
             if debug:
                 traceback.print_exc()
-        finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        record = {"key": cfg.key, **record, "settings": settings, "finished": finished}
-        if run_meta is not None:
-            record["metadata"] = {**run_meta, "date": finished}
-        # Where the partition was made (and its seconds measured): here, or where it was made before.
-        if record.get("status") == "error" or record.get("partition_reused"):
-            carried = (old or {}).get("partition_metadata")
-            if carried is None and (old or {}).get("status") == "ok" and old.get("partition_reused") is False:
-                carried = old.get("metadata")
-            if carried is not None:
-                record["partition_metadata"] = carried
-        elif run_meta is not None:
-            record["partition_metadata"] = record["metadata"]
-        if cfg.key in index:
-            records[index[cfg.key]] = record
-        else:
-            index[cfg.key] = len(records)
-            records.append(record)
-        write_json_atomic(results_path, records)
-        write_csv(folder / "results.csv", records)
+        _keep(records, index, cfg, record, old, settings, run_meta, folder)
 
     if not results_path.exists():
         write_json_atomic(results_path, records)

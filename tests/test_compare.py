@@ -211,3 +211,38 @@ def test_partition_only_then_solve_reuses_the_partitions(tmp_path):
     missing = run_compare(experiment, "--out", tmp_path / "other", "--require-partitions")
     assert missing.returncode == 1 and "--require-partitions" in missing.stderr
     assert not (tmp_path / "other" / "partitions").exists()
+
+
+def test_partition_only_in_parallel_equals_one_at_a_time(tmp_path):
+    """--jobs 2 gives the partitions of a serial --partition-only run (same files, same metrics), says
+    how many ran at once, leaves jet/NAME+b to the serial loop, and --deadline fails what is not done."""
+    needs_libraries()
+    experiment = write_experiment(tmp_path, TINY.replace("k: [4]", "k: [4, 8]").replace(
+        f"partitioners: [{', '.join(PARTITIONERS)}]", f"partitioners: [{', '.join(PARTITIONERS)}, metis+b]"))
+    serial = run_compare(experiment, "--out", tmp_path / "serial", "--partition-only")
+    parallel = run_compare(experiment, "--out", tmp_path / "parallel", "--partition-only", "--jobs", "2")
+    assert serial.returncode == 0, serial.stderr
+    assert parallel.returncode == 0, parallel.stderr
+    one = {r["key"]: r for r in json.loads((tmp_path / "serial" / "results.json").read_text())}
+    two = {r["key"]: r for r in json.loads((tmp_path / "parallel" / "results.json").read_text())}
+    assert one.keys() == two.keys() and len(one) == 6
+    for key, r in one.items():
+        assert two[key]["status"] == r["status"] == "partitioned"
+        for field in ("edge_cut", "boundary_vertices", "largest_part", "partition_file"):
+            assert two[key][field] == r[field], (key, field)
+        a = np.load(tmp_path / "serial" / r["partition_file"])["labels"]
+        b = np.load(tmp_path / "parallel" / r["partition_file"])["labels"]
+        np.testing.assert_array_equal(a, b)
+        assert two[key].get("partition_jobs") == (None if r["partitioner"] == "metis+b" else 2)
+    assert "(2 at once)" in parallel.stderr
+
+    late = run_compare(experiment, "--out", tmp_path / "late", "--partition-only", "--jobs", "2",
+                       "--deadline", "0")
+    assert late.returncode == 1
+    records = json.loads((tmp_path / "late" / "results.json").read_text())
+    failed = [r for r in records if r["status"] == "error"]
+    assert len(failed) == 4 and all("deadline" in r["error"] for r in failed)
+    assert [r["partitioner"] for r in records if r["status"] == "partitioned"] == ["metis+b", "metis+b"]
+
+    refused = run_compare(experiment, "--out", tmp_path / "x", "--jobs", "2")
+    assert refused.returncode == 2 and "--jobs: only with --partition-only" in refused.stderr
