@@ -1,7 +1,8 @@
 """Kernel-level timing of the min-plus variants on the shapes of the million-vertex runs.
 
 Every variant is launched by the pipeline's own ``min_plus_cuda`` (so the grid
-is the one a run uses): float32 (``min_plus.cu``), packed 16-bit with the DPX
+is the one a run uses): float32 (``min_plus_smallk.cu`` for K <= 32, ``min_plus.cu``),
+packed 16-bit with the DPX
 add-min (``min_plus_u16.cu``) and with an add and a SIMD minimum
 (``-DU16_SPLIT``), with the partial last chunk of K swept whole or only as far
 as K (``-DMP_CUT_TAIL``).  Every result is compared with the float32 one.
@@ -30,14 +31,14 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from _common import RESULTS, event_seconds, write_result  # noqa: E402
 
-SHAPES = [(996, 20), (997, 15), (1005, 19), (1650, 22), (1650, 150), (1650, 100), (150, 150), (400, 75)]
-VARIANTS = [  # name, FASTAPSP_PACKED_MINPLUS, compiler options
-    ("float32", "0", ()),  # the partial last chunk cut or not as min_plus_cuda picks by K
-    ("float32_full_chunks", "0", ("-DMP_CUT_TAIL=0",)),
-    ("float32_cut_tail", "0", ("-DMP_CUT_TAIL=1",)),
-    ("u16_dpx", "all", ()),
-    ("u16_dpx_cut_tail", "all", ("-DMP_CUT_TAIL=1",)),
-    ("u16_split", "all", ("-DU16_SPLIT",)),
+SHAPES = [(996, 20), (997, 15), (1005, 19), (1650, 22), (1000, 8), (1000, 32), (1650, 150), (1650, 100), (400, 75)]
+VARIANTS = [  # name, environment, compiler options
+    ("float32", {}, ()),  # what min_plus_cuda picks: min_plus_smallk.cu for K <= 32, else min_plus.cu
+    ("float32_tiled", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ()),  # min_plus.cu, tail cut as it picks by K
+    ("float32_tiled_full_chunks", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ("-DMP_CUT_TAIL=0",)),
+    ("float32_tiled_cut_tail", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ("-DMP_CUT_TAIL=1",)),
+    ("u16_dpx", {"FASTAPSP_PACKED_MINPLUS": "all"}, ()),
+    ("u16_split", {"FASTAPSP_PACKED_MINPLUS": "all"}, ("-DU16_SPLIT",)),
 ]
 
 
@@ -58,8 +59,9 @@ def main(argv=None):
         b[:, ::7] = np.inf  # unreachable columns, as in graphs with several pieces
         c = cp.empty((m, args.n), dtype=np.float32)
         reference = None
-        for name, switch, options in VARIANTS:
-            os.environ["FASTAPSP_PACKED_MINPLUS"] = switch
+        for name, environment, options in VARIANTS:
+            for key in ("FASTAPSP_PACKED_MINPLUS", "FASTAPSP_SMALLK_MINPLUS"):
+                os.environ[key] = environment.get(key, "0" if key == "FASTAPSP_PACKED_MINPLUS" else "1")
             sec = event_seconds(cp, lambda: min_plus_cuda(a, b, c, False, True, options), 5)
             if reference is None:
                 reference = c.copy()
@@ -70,6 +72,7 @@ def main(argv=None):
                   f"{m * args.n * 4 / sec / 1e9:7.1f} GB/s written  same={same}", flush=True)
         del a, b, c, reference
     os.environ.pop("FASTAPSP_PACKED_MINPLUS", None)
+    os.environ.pop("FASTAPSP_SMALLK_MINPLUS", None)
     write_result({"benchmark": "minplus_u16_bench", "n": args.n, "results": rows},
                  folder=RESULTS / args.tag, name="kernels.json")
     return 0

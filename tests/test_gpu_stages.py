@@ -237,3 +237,25 @@ def test_min_plus_zero_inner_dimension():
     out[...] = 2
     min_plus(cp.zeros((3, 0)), cp.zeros((0, 4)), out=out, accumulate=True)
     assert bool((out == 2).all())
+
+
+@pytest.mark.parametrize("k", [1, 3, 4, 5, 16, 19, 20, 31, 32])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_min_plus_small_k_kernel_equals_host(k, accumulate, monkeypatch):
+    """min_plus_smallk.cu (K <= 32, 8 column tiles a block) against NumPy and min_plus.cu, with N not a
+    multiple of its 512 columns, M not a multiple of 64, and the output a column slice of a wider block."""
+    from fastapsp.stages._cuda import min_plus_cuda
+
+    rng = np.random.default_rng(100 + k)
+    m, n = 131, 1300
+    a, b = _operand(rng, (m, k), np.float32), _operand(rng, (k, n), np.float32)
+    block = _operand(rng, (m, n + 40), np.float32)
+    ref = block.copy()
+    min_plus(a, b, out=ref[:, 17 : 17 + n], accumulate=accumulate)
+    got = cp.asarray(block)
+    min_plus_cuda(cp.asarray(a), cp.asarray(b), got[:, 17 : 17 + n], accumulate)
+    np.testing.assert_array_equal(got.get(), ref)
+    monkeypatch.setenv("FASTAPSP_SMALLK_MINPLUS", "0")  # the general kernel gives the same
+    tiled = cp.asarray(block)
+    min_plus_cuda(cp.asarray(a), cp.asarray(b), tiled[:, 17 : 17 + n], accumulate)
+    np.testing.assert_array_equal(tiled.get(), ref)

@@ -29,6 +29,8 @@ _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
 _U16_MIN_K = 64  # shortest inner dimension given to the packed product
+_SMALLK_MAX_K = 32  # longest inner dimension of min_plus_smallk.cu (SK_MAXK)
+_SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64)
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
 _CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
@@ -94,11 +96,16 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     # (results/h100-final*: del20-unit gained 11%, roadFLA lost 1.9x).
     switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": any K (benchmarks)
     packed = bool(integer) and dtype == np.float32 and switch != "0" and (k >= _U16_MIN_K or switch == "all")
+    # K <= 32 (road networks' components): min_plus_smallk.cu, which keeps A's slice in shared
+    # memory over 8 column tiles; FASTAPSP_SMALLK_MINPLUS=0 keeps min_plus.cu (benchmarks).
+    smallk = not packed and k <= _SMALLK_MAX_K and os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
     options = tuple(options)
-    if not packed and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
+    if not packed and not smallk and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
         options += ("-DMP_CUT_TAIL=1",)
     if packed:
         kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype, options=options), _U16_COLS
+    elif smallk:
+        kernel, width = get_kernel("min_plus_smallk.cu", "min_plus_smallk", dtype, options=options), _SMALLK_COLS
     else:
         kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=options), _TILE
     cols_per_launch = _MAX_GRID_Y * width
