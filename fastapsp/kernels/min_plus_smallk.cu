@@ -12,7 +12,7 @@
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-#define SK_MAXK 32
+#define SK_MAXK (sizeof(REAL) == 4 ? 32 : 16)  // double: half, within 48 KB of static shared memory
 #define SK_CT 8
 
 struct SmallKSmem {
@@ -23,6 +23,7 @@ struct SmallKSmem {
 template <int KK>
 __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem& sm, int buf, int tx, int ty)
 {
+    if constexpr (KK > SK_MAXK) return;  // never called so (the host keeps K <= SK_MAXK)
 #pragma unroll
     for (int kk = 0; kk < KK; ++kk) {
         REAL a[4], b[4];
@@ -38,7 +39,7 @@ __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem
 }
 
 #ifndef SK_MIN_BLOCKS  // resident blocks per SM asked of the register allocator
-#define SK_MIN_BLOCKS 4
+#define SK_MIN_BLOCKS (sizeof(REAL) == 4 ? 4 : 3)
 #endif
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS, SK_MIN_BLOCKS)
@@ -59,6 +60,7 @@ min_plus_smallk(const REAL* A, long long lda, const REAL* B, long long ldb, REAL
     }
 
     REAL rb[SK_MAXK / 4];
+    static_assert(sizeof(SmallKSmem) <= 48 * 1024, "static shared memory");
     auto fetch = [&](long long c0) {
         const long long c = c0 + b_col;
 #pragma unroll

@@ -29,7 +29,7 @@ _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
 _U16_MIN_K = 64  # shortest inner dimension given to the packed product
-_SMALLK_MAX_K = 32  # longest inner dimension of min_plus_smallk.cu (SK_MAXK)
+_SMALLK_MAX_K = {np.dtype(np.float32): 32, np.dtype(np.float64): 16}  # of min_plus_smallk.cu (SK_MAXK)
 _SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64)
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
@@ -96,9 +96,11 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     # (results/h100-final*: del20-unit gained 11%, roadFLA lost 1.9x).
     switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": any K (benchmarks)
     packed = bool(integer) and dtype == np.float32 and switch != "0" and (k >= _U16_MIN_K or switch == "all")
-    # K <= 32 (road networks' components): min_plus_smallk.cu, which keeps A's slice in shared
-    # memory over 8 column tiles; FASTAPSP_SMALLK_MINPLUS=0 keeps min_plus.cu (benchmarks).
-    smallk = not packed and k <= _SMALLK_MAX_K and os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
+    # K <= 32 (road networks' components; 16 in float64): min_plus_smallk.cu, which keeps A's slice
+    # in shared memory over 8 column tiles (H100, results/h100-s6-kernels: 2.55 vs 3.03 ms at
+    # M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32; the same at K = 8 and 15);
+    # FASTAPSP_SMALLK_MINPLUS=0 keeps min_plus.cu (benchmarks).
+    smallk = not packed and k <= _SMALLK_MAX_K[dtype] and os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
     options = tuple(options)
     if not packed and not smallk and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
         options += ("-DMP_CUT_TAIL=1",)
