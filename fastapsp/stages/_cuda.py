@@ -270,7 +270,9 @@ def boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights):
     dtype = _real(out.dtype)
     total = int(sources.size)
     batch = _batch_size(n, total, dtype.itemsize)
-    direction = _SSSP_DIRECTION
+    direction = os.environ.get("FASTAPSP_SSSP_DIRECTION", _SSSP_DIRECTION)  # push | pull (benchmarks)
+    if direction not in ("push", "pull"):
+        raise ValueError(f"FASTAPSP_SSSP_DIRECTION: {direction!r} is not push or pull")
     csr = _transpose(indptr, indices, weights) if direction == "pull" else (indptr, indices, weights)
     for s0 in range(0, total, batch):
         s1 = min(total, s0 + batch)
