@@ -306,7 +306,7 @@ def _batch_size(n, total, itemsize):
     """Sources per pass: at most 1024, fewer when the per-batch buffers would crowd the device."""
     import cupy as cp
 
-    batch = min(_MAX_BATCH, total)
+    batch = min(int(os.environ.get("FASTAPSP_SSSP_BATCH", _MAX_BATCH)), _MAX_BATCH, total)  # env: benchmarks
     try:
         free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
     except Exception:
