@@ -259,3 +259,15 @@ def test_min_plus_small_k_kernel_equals_host(k, accumulate, monkeypatch):
     tiled = cp.asarray(block)
     min_plus_cuda(cp.asarray(a), cp.asarray(b), tiled[:, 17 : 17 + n], accumulate)
     np.testing.assert_array_equal(tiled.get(), ref)
+
+
+@pytest.mark.parametrize("unit", [True, False])
+@pytest.mark.parametrize("batch", [1, 7, 32, 64])
+def test_boundary_sssp_in_small_batches(unit, batch):
+    """The ``batch`` cap (spread sources, ``--sources``) gives the rows of one big batch and of SciPy."""
+    rng = np.random.default_rng(batch)
+    g = _graph(rng, 300, weighted=not unit)
+    sources = rng.choice(g.n, 150, replace=False)
+    ref = boundary_sssp(g.indptr, g.indices, g.weights, sources, unit_weights=unit)
+    got = boundary_sssp(*_device_csr(g), cp.asarray(sources), unit_weights=unit, batch=batch)
+    np.testing.assert_array_equal(got.get(), ref)

@@ -259,8 +259,8 @@ def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, 
 
 
 # ------------------------------------------------------------ boundary SSSP
-def boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights):
-    """Distances from ``sources`` to all vertices, in batches of up to 1024 sources (``sssp.cu``)."""
+def boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights, batch=None):
+    """Distances from ``sources`` to all vertices, in batches of up to ``batch`` (1024) sources (``sssp.cu``)."""
     import cupy as cp
 
     n = indptr.shape[0] - 1
@@ -269,7 +269,7 @@ def boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights):
     sources = cp.ascontiguousarray(sources, dtype=itype)
     dtype = _real(out.dtype)
     total = int(sources.size)
-    batch = _batch_size(n, total, dtype.itemsize)
+    batch = _batch_size(n, total, dtype.itemsize, _MAX_BATCH if batch is None else int(batch))
     direction = os.environ.get("FASTAPSP_SSSP_DIRECTION", _SSSP_DIRECTION)  # push | pull (benchmarks)
     if direction not in ("push", "pull"):
         raise ValueError(f"FASTAPSP_SSSP_DIRECTION: {direction!r} is not push or pull")
@@ -302,11 +302,12 @@ def _csr(indptr, indices, weights):
             cp.ascontiguousarray(weights, dtype=cp.float64))
 
 
-def _batch_size(n, total, itemsize):
-    """Sources per pass: at most 1024, fewer when the per-batch buffers would crowd the device."""
+def _batch_size(n, total, itemsize, cap=_MAX_BATCH):
+    """Sources per pass: at most ``cap`` (and 1024), fewer when the per-batch buffers would crowd the device."""
     import cupy as cp
 
-    batch = min(int(os.environ.get("FASTAPSP_SSSP_BATCH", _MAX_BATCH)), _MAX_BATCH, total)  # env: benchmarks
+    cap = int(os.environ.get("FASTAPSP_SSSP_BATCH", cap))  # the environment wins (benchmarks)
+    batch = min(cap, _MAX_BATCH, total)
     try:
         free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
     except Exception:

@@ -9,7 +9,8 @@ from ..backend import array_module
 __all__ = ["boundary_sssp"]
 
 
-def boundary_sssp(indptr, indices, weights, sources, *, out=None, dtype=np.float32, unit_weights=None):
+def boundary_sssp(indptr, indices, weights, sources, *, out=None, dtype=np.float32, unit_weights=None,
+                  batch: int | None = None):
     """Distances from each source to every vertex of the whole graph.
 
     Parameters
@@ -25,6 +26,10 @@ def boundary_sssp(indptr, indices, weights, sources, *, out=None, dtype=np.float
     unit_weights : bool, optional
         True when every arc weighs 1 (breadth-first search suffices);
         computed from ``weights`` when omitted.
+    batch : int, optional
+        GPU only: at most this many sources advance together (default 1024).
+        Sources that lie close together (a component's boundary) gain from
+        large batches; sources spread over the graph gain from small ones.
 
     Returns
     -------
@@ -46,6 +51,8 @@ def boundary_sssp(indptr, indices, weights, sources, *, out=None, dtype=np.float
         raise ValueError(f"sources: expected a 1-D array of vertex ids, found shape {sources.shape}")
     if sources.size and (int(sources.min()) < 0 or int(sources.max()) >= n):
         raise ValueError(f"sources: vertex ids must lie in 0..{n - 1}")
+    if batch is not None and int(batch) < 1:
+        raise ValueError(f"batch: must be at least 1, found {batch}")
     if out is None:
         out = xp.empty((sources.size, n), dtype=dtype)
     elif out.shape != (sources.size, n):
@@ -58,7 +65,7 @@ def boundary_sssp(indptr, indices, weights, sources, *, out=None, dtype=np.float
         return _host(indptr, indices, weights, sources, out, unit_weights)
     from ._cuda import boundary_sssp_cuda
 
-    return boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights)
+    return boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights, batch=batch)
 
 
 def _host(indptr, indices, weights, sources, out, unit_weights):
