@@ -91,6 +91,8 @@ def test_refinement_gives_the_same_labels_with_one_and_two_workers(fork_always):
     one = refine_boundary(indptr, indices, labels, k, imbalance=0.03, seed=3, workers=1, stats=stats_one)
     two = refine_boundary(indptr, indices, labels, k, imbalance=0.03, seed=3, workers=2, stats=stats_two)
     np.testing.assert_array_equal(one, two)
+    assert (stats_one.pop("workers"), stats_two.pop("workers")) == (1, 2)
+    assert stats_one.pop("timings") and stats_two.pop("timings")  # seconds: the rest must agree
     assert stats_one == stats_two
     assert stats_two["boundary_after"] <= stats_two["boundary_after_flows"] <= stats_two["boundary_before"]
     assert R.boundary_count(indptr, indices, two) == stats_two["boundary_after"]
@@ -189,3 +191,16 @@ def test_worker_count(monkeypatch):
     assert worker_count() == 1  # inside MPI: no fork unless asked for
     monkeypatch.setenv(WORKERS_ENV, "4")
     assert worker_count() == 4
+
+
+@pytest.mark.parametrize("fork", [False, True])
+def test_a_started_call_runs_alongside_and_its_failure_is_an_error(fork):
+    with ForkedWorkers(_Adder(), 1, fork=fork) as one:
+        one.start((4,))
+        assert bool(one.workers) == fork
+        assert one.finish() == (4, 0)
+    with pytest.raises(WorkerError if fork else ValueError, match="task 3 fails"):  # in-process: the error itself
+        with ForkedWorkers(_Adder(fail_on=3), 1, fork=fork) as one:
+            one.start((3,))
+            one.finish()
+    assert not multiprocessing.active_children()

@@ -74,10 +74,11 @@ flow passes, one, two and four passes (512) removed 0.20%, 0.22% and 0.31% in
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
-from .workers import worker_count
+from .workers import ForkedWorkers, worker_count
 
 __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
 
@@ -178,6 +179,10 @@ def _hash32(xp, vertices, salt: int):
 
 def _expand(xp, starts, lengths):
     """For segments ``starts[i] .. starts[i] + lengths[i] - 1``: the segment of every position, and the position."""
+    if xp is np:  # np.repeat takes the lengths as an array (CuPy's does not)
+        segment = np.repeat(np.arange(lengths.shape[0], dtype=np.int64), lengths)
+        return segment, np.arange(segment.shape[0], dtype=np.int64) - (np.cumsum(lengths) - lengths)[segment] \
+            + starts[segment]
     total = int(lengths.sum()) if lengths.shape[0] else 0
     ends = xp.cumsum(lengths)
     place = xp.arange(total, dtype=xp.int64)
@@ -598,7 +603,7 @@ def _rounds(keys, k: int) -> list:
 
 
 def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, alpha: float, seed: int,
-                 workers: int = 1):
+                 workers: int = 1, timings: dict | None = None):
     """Pairwise minimum cuts over all pairs of adjacent parts, ``passes`` times; labels and boundary vertices removed.
 
     Each pass visits the pairs in a seeded order; after the first, only pairs
@@ -610,10 +615,10 @@ def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, al
     (:func:`_rounds`), each round's cuts solved by ``workers`` processes
     (:class:`fastapsp.partition.workers.ForkedWorkers`) and applied in the
     pass's order: the labels are those of the sequential pass, whatever the
-    number of workers.
+    number of workers.  ``timings``, when given, gets ``round_seconds`` (per
+    round: seconds of all its cuts and of the longest) and ``broadcast_seconds``
+    added to it.
     """
-    from .workers import ForkedWorkers
-
     state = _PairFlows(indptr, indices, labels, k, bound)
     floor = max(1, int(FLOW_MIN_ROOM * labels.shape[0] / k))
     removed = 0
@@ -645,6 +650,9 @@ def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, al
             active = changed
             if gained == 0:
                 break
+    if timings is not None:
+        timings.setdefault("round_seconds", []).extend(pool.round_seconds)
+        timings["broadcast_seconds"] = timings.get("broadcast_seconds", 0.0) + pool.broadcast_seconds
     return state.labels.astype(np.int32), removed
 
 
@@ -695,7 +703,6 @@ def _pieces(indptr, indices, seed: int, workers: int):
     ``workers`` processes at once).  The pieces do not depend on ``workers``.
     """
     from .metis import metis
-    from .workers import ForkedWorkers
 
     n = indptr.shape[0] - 1
     if n < LAYOUT_BLOCKS * LAYOUT_PIECE * 8:
@@ -826,8 +833,18 @@ def _centroidal_start(indptr, indices, labels, k: int, bound: int, seed: int, wo
     return _centroidal_labels(xy, labels.astype(np.int64), k, bound, seed, workers)
 
 
+class _Restart:
+    """The centroidal start (:func:`_centroidal_start`) as a call for :class:`ForkedWorkers`."""
+
+    def __init__(self, indptr, indices, labels, k: int, bound: int, seed: int, workers: int):
+        self.args = (indptr, indices, labels, k, bound, seed, workers)
+
+    def solve(self):
+        return _centroidal_start(*self.args)
+
+
 def _flows_then_recount(xp, indptr, indices, rows, labels, k: int, bound: int, count: int, *, passes: int,
-                        alpha: float, seed: int, workers: int):
+                        alpha: float, seed: int, workers: int, timings: dict):
     """The pairwise flows on the host for labels on ``xp``: labels, boundary count, vertices moved.
 
     The count is recomputed from the new labels; should it ever exceed
@@ -835,7 +852,7 @@ def _flows_then_recount(xp, indptr, indices, rows, labels, k: int, bound: int, c
     """
     host = (lambda a: a) if xp is np else (lambda a: a.get())
     flowed, _ = _flow_refine(host(indptr), host(indices), host(labels), k, bound, passes=passes, alpha=alpha,
-                             seed=seed, workers=workers)
+                             seed=seed, workers=workers, timings=timings)
     flowed = xp.asarray(flowed)
     new_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, flowed, int(labels.shape[0]))))
     if new_count > count:
@@ -908,8 +925,13 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     stats : dict, optional
         Filled with ``boundary_before``, ``boundary_after_flows``,
         ``boundary_after``, ``restarted`` (the centroidal start won),
-        ``rounds`` (cluster rounds), ``moves`` (vertices moved) and ``levels``
-        (cluster levels built).
+        ``rounds`` (cluster rounds), ``moves`` (vertices moved), ``levels``
+        (cluster levels built), ``workers`` and ``timings``: seconds of the
+        restart's layout (``layout_seconds``), of the pairwise cuts after it
+        (``flow_seconds``; ``round_seconds`` holds the seconds of every round's
+        cuts together and of its longest, ``broadcast_seconds`` the sending of
+        the changes to the workers) and of the cluster moves
+        (``cluster_seconds``).
 
     Returns
     -------
@@ -967,33 +989,45 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     count = int(xp.count_nonzero(foreign))
     before, rounds, moved = count, 0, 0
     restarted = False
+    timings: dict = {}
+    clock = time.perf_counter()
     if flow_passes > 0 and k > 1 and count:
-        starts = [labels]
-        if layout_restart:
-            host = (lambda a: a) if xp is np else (lambda a: a.get())
-            cells = _centroidal_start(host(indptr), host(indices), host(labels), k, bound, seed, workers)
-            if cells is not None:
-                starts.append(xp.asarray(cells))
+        host = (lambda a: a) if xp is np else (lambda a: a.get())
         # FLOW_TRIAL_PASSES passes from each start; the passes left go on from the one with fewer
         # boundary vertices (a tie keeps the given partition's).
         trial = min(FLOW_TRIAL_PASSES, flow_passes)
         best, best_count = labels, count
-        for i, start in enumerate(starts):
-            start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
-            flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound, start_count,
-                                                          passes=trial, alpha=flow_alpha, seed=seed,
-                                                          workers=workers)
-            if flowed_count < best_count:
-                best, best_count, restarted = flowed, flowed_count, i > 0
+        fork = workers > 1 and n >= max(FLOW_PARALLEL_MIN, LAYOUT_PIECE * LAYOUT_PIECES_PER_PART * k)
+        with ForkedWorkers(_Restart(host(indptr), host(indices), host(labels), k, bound, seed, workers), 1,
+                           fork=fork) as restart:
+            if layout_restart:  # the restart's layout runs in a process of its own during the first trial
+                restart.start(())
+            starts = [labels]
+            for i in range(2):
+                if i == 1:
+                    cells = restart.finish() if layout_restart else None
+                    timings["layout_seconds"] = restart.finish_seconds
+                    if cells is None:
+                        break
+                    starts.append(xp.asarray(cells))
+                start = starts[i]
+                start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
+                flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound,
+                                                              start_count, passes=trial, alpha=flow_alpha,
+                                                              seed=seed, workers=workers, timings=timings)
+                if flowed_count < best_count:
+                    best, best_count, restarted = flowed, flowed_count, i > 0
         if flow_passes > trial:
             best, best_count, _ = _flows_then_recount(xp, indptr, indices, rows, best, k, bound, best_count,
                                                       passes=flow_passes - trial, alpha=flow_alpha, seed=seed + 1,
-                                                      workers=workers)
+                                                      workers=workers, timings=timings)
         moved = int(xp.count_nonzero(best != labels))
         labels, count = best, best_count
         sizes = _count(xp, labels, k)
         foreign = _foreign_arcs(xp, rows, indices, labels, n)
     after_flows = count
+    timings["flow_seconds"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     built = 0
     stopped = n == 0
     for cycle in range(cycles):
@@ -1042,6 +1076,9 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         if count == at_start or rounds >= max_rounds:
             break
     if stats is not None:
+        if xp is not np:
+            xp.cuda.Device().synchronize()
+        timings["cluster_seconds"] = time.perf_counter() - clock
         stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built,
-                     boundary_after_flows=after_flows, restarted=restarted)
+                     boundary_after_flows=after_flows, restarted=restarted, workers=workers, timings=timings)
     return labels

@@ -21,6 +21,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import time
 import traceback
 from multiprocessing.connection import wait
 
@@ -90,7 +91,9 @@ def _serve(conn, state) -> None:
                 return
             what, payload = message
             if what == "solve":
-                conn.send(("ok", state.solve(*payload)))
+                start = time.perf_counter()
+                result = state.solve(*payload)
+                conn.send(("ok", result, time.perf_counter() - start))
             else:
                 for update in payload:
                     state.apply(*update)
@@ -109,21 +112,30 @@ def _serve(conn, state) -> None:
 class ForkedWorkers:
     """``count`` forked copies of ``state``; with ``count == 1`` the calls run on ``state`` itself.
 
-    Use as a context manager, so the workers end however the block ends.
+    ``fork=True`` forks even one worker (for :meth:`start`, a call that runs
+    while the caller goes on).  Use as a context manager, so the workers end
+    however the block ends.  The workers are not daemons, so they may fork
+    workers of their own; should the parent die, each one's pipe reports the
+    end of file and it exits.
     """
 
-    def __init__(self, state, count: int):
+    def __init__(self, state, count: int, *, fork: bool | None = None):
         self.state = state
         self.count = int(count)
+        self.fork = self.count > 1 if fork is None else bool(fork)
+        self.started = None  # the task of start(), until finish()
+        self.finish_seconds = 0.0  # seconds of the call that finish() answered
         self.workers: list = []  # (process, parent's end of the pipe)
+        self.round_seconds: list = []  # per map: (seconds of all its tasks, seconds of the longest)
+        self.broadcast_seconds = 0.0
 
     def __enter__(self):
-        if self.count > 1:
+        if self.fork:
             context = multiprocessing.get_context("fork")
             try:
                 for _ in range(self.count):
                     mine, theirs = context.Pipe()
-                    process = context.Process(target=_serve, args=(theirs, self.state), daemon=True)
+                    process = context.Process(target=_serve, args=(theirs, self.state), daemon=False)
                     process.start()
                     theirs.close()
                     self.workers.append((process, mine))
@@ -138,8 +150,15 @@ class ForkedWorkers:
 
     def map(self, tasks: list) -> list:
         """``state.solve(*task)`` for every task, in a free worker; the results in the order of ``tasks``."""
+        seconds = [0.0] * len(tasks)
         if not self.workers:
-            return [self.state.solve(*task) for task in tasks]
+            results = []
+            for i, task in enumerate(tasks):
+                start = time.perf_counter()
+                results.append(self.state.solve(*task))
+                seconds[i] = time.perf_counter() - start
+            self.round_seconds.append((sum(seconds), max(seconds, default=0.0)))
+            return results
         results = [None] * len(tasks)
         idle = list(range(len(self.workers)))
         busy: dict = {}  # worker -> task index
@@ -157,32 +176,56 @@ class ForkedWorkers:
                 w = ends.get(ready, sentinels.get(ready))
                 if w not in busy:  # both its pipe and its sentinel were ready; handled once
                     continue
-                task = tasks[busy[w]]
-                process, conn = self.workers[w]
-                if ready in sentinels and not conn.poll():
-                    process.join(STOP_SECONDS)
-                    raise WorkerError(f"refine worker process {process.pid} exited with code {process.exitcode} "
-                                      f"while solving task {task}")
-                try:
-                    status, value = conn.recv()
-                except EOFError:
-                    process.join(STOP_SECONDS)
-                    raise WorkerError(f"refine worker process {process.pid} exited with code {process.exitcode} "
-                                      f"while solving task {task} (its pipe closed)") from None
-                if status != "ok":
-                    last = value.strip().splitlines()[-1] if value.strip() else "no traceback"
-                    raise WorkerError(f"refine worker process {process.pid} failed on task {task}: {last}\n{value}")
-                results[busy.pop(w)] = value
+                results[busy[w]], seconds[busy[w]] = self._receive(w, tasks[busy[w]])
+                busy.pop(w)
                 idle.append(w)
                 done += 1
+        self.round_seconds.append((sum(seconds), max(seconds, default=0.0)))
         return results
+
+    def _receive(self, w: int, task):
+        """The answer of worker ``w`` to ``task`` and its seconds; WorkerError when it raised or died."""
+        process, conn = self.workers[w]
+        if not conn.poll() and wait([conn, process.sentinel]) == [process.sentinel] and not conn.poll():
+            process.join(STOP_SECONDS)
+            raise WorkerError(f"refine worker process {process.pid} exited with code {process.exitcode} "
+                              f"while solving task {task}")
+        try:
+            status, value, *took = conn.recv()
+        except EOFError:
+            process.join(STOP_SECONDS)
+            raise WorkerError(f"refine worker process {process.pid} exited with code {process.exitcode} "
+                              f"while solving task {task} (its pipe closed)") from None
+        if status != "ok":
+            last = value.strip().splitlines()[-1] if value.strip() else "no traceback"
+            raise WorkerError(f"refine worker process {process.pid} failed on task {task}: {last}\n{value}")
+        return value, took[0]
+
+    def start(self, task) -> None:
+        """Begin ``state.solve(*task)`` in the first worker and return at once (in-process: at :meth:`finish`)."""
+        self.started = task
+        if self.workers:
+            self._send(0, ("solve", task), task)
+
+    def finish(self):
+        """The answer of the call that :meth:`start` began."""
+        task, self.started = self.started, None
+        if not self.workers:
+            clock = time.perf_counter()
+            value = self.state.solve(*task)
+            self.finish_seconds = time.perf_counter() - clock
+            return value
+        value, self.finish_seconds = self._receive(0, task)
+        return value
 
     def broadcast(self, updates: list) -> None:
         """``state.apply(*update)`` for every update, in every worker (the parent applies its own)."""
         if not self.workers or not updates:
             return
+        start = time.perf_counter()
         for w in range(len(self.workers)):
             self._send(w, ("apply", updates), "apply")
+        self.broadcast_seconds += time.perf_counter() - start
 
     def _send(self, w: int, message, task) -> None:
         process, conn = self.workers[w]
