@@ -134,6 +134,17 @@ def _arc_rows(xp, indptr, m: int):
     return (xp.searchsorted(indptr, xp.arange(m, dtype=indptr.dtype), side="right") - 1).astype(xp.int64)
 
 
+def _unique(xp, a):
+    """Sorted distinct values of a 1-d integer array (on NumPy a sort: several times faster than ``np.unique``)."""
+    if xp is not np:
+        return xp.unique(a)
+    a = np.sort(a)
+    keep = np.empty(a.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
 def _count(xp, values, length: int):
     """``bincount`` with exactly ``length`` int64 bins, also for an empty ``values``.
 
@@ -253,12 +264,12 @@ def _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c: int, k: 
         empty = xp.zeros(0, dtype=xp.int64)
         return empty, empty, empty
     # (cluster, target part) pairs, sorted by cluster.
-    pair = xp.unique(cluster[r[cut]] * k + labels[u[cut]].astype(xp.int64))
+    pair = _unique(xp, cluster[r[cut]] * k + labels[u[cut]].astype(xp.int64))
     pair_cluster, pair_part = pair // k, pair % k
     # Vertices whose status a move of the cluster can change: both ends of the arcs leaving it, sorted by cluster.
     leave = cluster[r] != cluster[u]
     owner = cluster[r[leave]]
-    touched = xp.unique(xp.concatenate([owner * n + r[leave], owner * n + u[leave]]))
+    touched = _unique(xp, xp.concatenate([owner * n + r[leave], owner * n + u[leave]]))
     touched_cluster = touched // n
     touched_vertex = touched - touched_cluster * n
     first = xp.searchsorted(touched_cluster, pair_cluster, side="left")
@@ -333,7 +344,7 @@ def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, l
     va = members[a]
     va = va[foreign[va] > 0]
     owner, arcs = _expand(np, indptr[va], indptr[va + 1] - indptr[va])
-    front = np.unique(va[owner[labels[indices[arcs]] == b]])
+    front = _unique(np, va[owner[labels[indices[arcs]] == b]])
     layers, total = [], 0
     while front.shape[0] and total < limit:
         front = front[: limit - total]
@@ -342,7 +353,7 @@ def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, l
         total += front.shape[0]
         owner, arcs = _expand(np, indptr[front], indptr[front + 1] - indptr[front])
         nxt = indices[arcs]
-        front = np.unique(nxt[(labels[nxt] == a) & ~seen[nxt]])
+        front = _unique(np, nxt[(labels[nxt] == a) & ~seen[nxt]])
     region = np.concatenate(layers) if layers else np.zeros(0, dtype=np.int64)
     seen[region] = False
     return region
@@ -363,14 +374,14 @@ def _pair_network(indptr, indices, labels, node, region, a: int, b: int):
     # Net centres: the corridor and its neighbours in a and b.
     owner, arcs = _expand(np, indptr[region], indptr[region + 1] - indptr[region])
     near = indices[arcs]
-    centres = np.unique(np.concatenate([region, near[node[near] >= 0]]))
+    centres = _unique(np, np.concatenate([region, near[node[near] >= 0]]))
     owner, arcs = _expand(np, indptr[centres], indptr[centres + 1] - indptr[centres])
     net = np.concatenate([np.arange(centres.shape[0]), owner])
     pin = node[np.concatenate([centres, indices[arcs]])]
     outside = np.zeros(centres.shape[0], dtype=bool)
     outside[net[pin < 0]] = True  # a neighbour in a third part: a boundary vertex whatever happens
     keep = ~outside[net]
-    key = np.unique(net[keep] * width + pin[keep])  # distinct pins, sorted by net
+    key = _unique(np, net[keep] * width + pin[keep])  # distinct pins, sorted by net
     net, pin = key // width, key % width
     nets = centres.shape[0]
     pins = _count(np, net, nets)
@@ -431,7 +442,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
         sub = residual[middle][:, middle].tocoo()
         count, comp = connected_components(sub, directed=True, connection="strong")
         cu, cv = comp[sub.row], comp[sub.col]
-        key = np.unique(cu[cu != cv] * count + cv[cu != cv])
+        key = _unique(np, cu[cu != cv] * count + cv[cu != cv])
         cu, cv = key // count, key % count
         # Kahn's order from the sinks of the component graph: a component comes after all it reaches.
         waiting = _count(np, cu, count)
@@ -445,7 +456,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
             _, arcs = _expand(np, starts[ready], starts[ready + 1] - starts[ready])
             done = tails[arcs]
             np.subtract.at(waiting, done, 1)
-            done = np.unique(done)
+            done = _unique(np, done)
             ready = done[waiting[done] == 0]
         order = np.concatenate(layers)
         weight = _count(np, comp[middle < r], count)
@@ -482,7 +493,7 @@ class _PairFlows:
     def _recount(self, changed):
         """Arcs into other parts again, for the vertices in ``changed`` and their neighbours."""
         _, arcs = _expand(np, self.indptr[changed], self.indptr[changed + 1] - self.indptr[changed])
-        again = np.unique(np.concatenate([changed, self.indices[arcs]]))
+        again = _unique(np, np.concatenate([changed, self.indices[arcs]]))
         owner, arcs = _expand(np, self.indptr[again], self.indptr[again + 1] - self.indptr[again])
         other = self.labels[self.indices[arcs]] != self.labels[again[owner]]
         self.foreign[again] = _count(np, owner[other], again.shape[0])
@@ -491,7 +502,7 @@ class _PairFlows:
         """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
         rows = _arc_rows(np, self.indptr, self.indices.shape[0])
         la, lb = self.labels[rows], self.labels[self.indices]
-        return np.unique(la[la < lb] * self.k + lb[la < lb])
+        return _unique(np, la[la < lb] * self.k + lb[la < lb])
 
     def corridors(self, a: int, b: int, limit_a: int, limit_b: int):
         """The corridors of ``a`` towards ``b`` and of ``b`` towards ``a``.
