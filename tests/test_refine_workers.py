@@ -204,3 +204,44 @@ def test_a_started_call_runs_alongside_and_its_failure_is_an_error(fork):
             one.start((3,))
             one.finish()
     assert not multiprocessing.active_children()
+
+
+def _gone(pid: int) -> bool:
+    """True when the process has ended (a zombie waiting for its new parent counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in fh)
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_workers_end_when_their_parent_is_killed():
+    """A parent killed by a timeout (SIGKILL: no clean-up runs) leaves no worker computing on."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import os, sys, time\n"
+            "from fastapsp.partition.workers import ForkedWorkers\n"
+            "class Slow:\n"
+            "    def solve(self):\n"
+            "        time.sleep(60)\n"
+            "with ForkedWorkers(Slow(), 2) as pool:\n"
+            "    print(' '.join(str(p.pid) for p, _ in pool.workers), flush=True)\n"
+            "    pool.map([(), ()])\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while not all(_gone(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_gone(pid) for pid in pids)
+    finally:
+        parent.kill()
+        parent.wait()

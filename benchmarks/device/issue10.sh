@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Note (this session): on the lent device, point OUT at a local folder and pack it afterwards (the
 # device tool brings back at most 8 files), and put PyYAML in .whl. The first run of its jet/refine GPU
-# tests did not finish in 200 s; those GPU paths are now opt-in (FASTAPSP_JET_KERNELS=1,
-# FASTAPSP_REFINE_GPU=1) and their GPU tests skip unless opted in.
+# tests did not finish in 200 s; those GPU paths were then made opt-in (FASTAPSP_JET_KERNELS=1,
+# FASTAPSP_REFINE_GPU=1). Since i10p the refinement's cluster moves run on the GPU by default
+# (FASTAPSP_REFINE_GPU=0: host) and its GPU tests always run where a GPU is seen (issue10-refine.sh).
 # Issue 10 on one H100, at most about 9 minutes: the steps share BUDGET seconds (default 480), the
 # report at the end gets up to 60 more:
 #   1. the GPU tests of jet and the boundary refinement (CuPy against NumPy, kernels included);

@@ -17,6 +17,8 @@ vertices:
    keeps both parts within the bound is taken.  A cut may move many vertices
    at once and swap vertices between two full parts, which single moves
    cannot.  Passes over all pairs repeat while they remove boundary vertices.
+   The cuts of a pass run in parallel (section "parallel cuts" below) with
+   the labels of the sequential pass, whatever the number of workers.
 2. **Cluster moves**: single-vertex moves rarely lower the count on a mesh (a
    vertex leaving its part exposes its interior neighbours), so this stage
    moves connected groups of vertices of one part, from groups of up to
@@ -317,6 +319,26 @@ def _fit(xp, movers, parts, weights, rank, room):
     fits = xp.zeros(movers.shape[0], dtype=bool)
     fits[order] = before + weight <= room[part]
     return fits
+
+
+# ------------------------------------------------------------------ parallel cuts
+#
+# The cut between parts a and b reads the labels of the vertices of a and b, whether every other
+# vertex is in a, in b or elsewhere, the arcs into other parts of the vertices of a and b, and the
+# sizes of a and b; it changes labels inside a and b only.  A cut between two other parts c and d
+# changes none of what it reads: a vertex of a next to c stays next to another part whether that
+# neighbour ends in c or in d.  So two pairs that share no part commute, and a pass in a seeded
+# order runs as rounds (_rounds: each pair in the round after the last one holding one of its
+# parts), each round's cuts solved at once by forked workers that hold a copy of the state
+# (fastapsp.partition.workers.ForkedWorkers: the CSR structure shared copy-on-write, the changes
+# of a round sent to every worker), the results applied in the pass's order.  The labels are
+# those of the sequential pass for any number of workers (tests/test_refine_workers.py).  The
+# workers are FASTAPSP_REFINE_WORKERS, else one per CPU this process may use; inside an
+# initialised MPI process (the partitioner runs on rank 0 only) 1 unless the variable is set,
+# as forking an MPI rank is not safe with every MPI library and transport.  Graphs below
+# FLOW_PARALLEL_MIN vertices run in-process.  The centroidal restart's layout runs in a forked
+# process of its own while the cuts from the given partition run, and splits its METIS blocks
+# into pieces with the same workers.
 
 
 # ------------------------------------------------------------------ pairwise flows (on the host)

@@ -82,8 +82,22 @@ def worker_count(requested: int | None = None) -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _serve(conn, state) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Have Linux kill this process when its parent ends (a parent killed by a timeout leaves no worker behind)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # not Linux: the closed pipe still ends the worker once it waits for a task
+        return
+    if os.getppid() != parent:  # the parent ended before the request
+        os._exit(1)
+
+
+def _serve(conn, state, parent: int) -> None:
     """A worker's loop: ("solve", task) -> ("ok", result); ("apply", updates) -> no reply; None -> exit."""
+    _die_with_parent(parent)
     try:
         while True:
             message = conn.recv()
@@ -135,7 +149,7 @@ class ForkedWorkers:
             try:
                 for _ in range(self.count):
                     mine, theirs = context.Pipe()
-                    process = context.Process(target=_serve, args=(theirs, self.state), daemon=False)
+                    process = context.Process(target=_serve, args=(theirs, self.state, os.getpid()), daemon=False)
                     process.start()
                     theirs.close()
                     self.workers.append((process, mine))
