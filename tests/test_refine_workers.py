@@ -80,9 +80,10 @@ def test_flows_give_the_same_labels_with_any_number_of_workers(fork_always, case
     assert not multiprocessing.active_children()
 
 
-def test_refinement_gives_the_same_labels_with_one_and_two_workers(fork_always):
-    """The whole refinement, restart and its pieces included (8,192 vertices or more: pieces in blocks)."""
+def test_refinement_gives_the_same_labels_with_one_and_two_workers(fork_always, monkeypatch):
+    """The whole refinement, restart and its pieces in blocks included."""
     pytest.importorskip("pymetis")
+    monkeypatch.setattr(R, "LAYOUT_BLOCKS_MIN", 0)
     graph = delaunay_case(9000, seed=2)
     indptr, indices = graph.undirected_adjacency()
     k = 4
@@ -100,8 +101,9 @@ def test_refinement_gives_the_same_labels_with_one_and_two_workers(fork_always):
     assert not multiprocessing.active_children()
 
 
-def test_pieces_do_not_depend_on_the_workers():
+def test_pieces_do_not_depend_on_the_workers(monkeypatch):
     pytest.importorskip("pymetis")
+    monkeypatch.setattr(R, "LAYOUT_BLOCKS_MIN", 0)  # pieces in blocks (8,192 vertices or more)
     graph = delaunay_case(9000, seed=4)
     indptr, indices = _adjacency(graph)
     one, count_one = R._pieces(indptr, indices, 7, 1)

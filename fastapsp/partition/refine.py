@@ -99,7 +99,8 @@ DEFAULT_LAYOUT_RESTART = True
 LAYOUT_PIECE = 64  # vertices per piece of the coarse graph the coordinates come from
 LAYOUT_PIECES_PER_PART = 8  # fewer pieces than this per part: no centroidal restart
 LAYOUT_WEAK = 0.3  # pieces joined by fewer arcs than this share of the median are not neighbours
-LAYOUT_BLOCKS = 16  # METIS blocks that are split into pieces apart (on graphs of 8192 vertices or more)
+LAYOUT_BLOCKS = 16  # METIS blocks that are split into pieces apart, on graphs of LAYOUT_BLOCKS_MIN vertices or more
+LAYOUT_BLOCKS_MIN = 500_000  # below: one METIS call (1.3 s on delaunay_n17; 16 s on del20-unit, 1-2 s in blocks)
 LAYOUT_PIVOTS = 16
 LAYOUT_SMOOTHING = 30  # rounds of averaging with the neighbours
 LAYOUT_SAMPLE = 0.125  # share of the points Lloyd's iteration runs on
@@ -730,15 +731,17 @@ class _BlockPieces:
 def _pieces(indptr, indices, seed: int, workers: int):
     """Pieces of about ``LAYOUT_PIECE`` vertices: the piece of every vertex and their number.
 
-    METIS splits the graph into ``LAYOUT_BLOCKS`` blocks and then each block
-    into pieces (one METIS call on all ``n / LAYOUT_PIECE`` pieces takes 16 s
-    on a million vertices; the blocks take 1-2 s and are split by
-    ``workers`` processes at once).  The pieces do not depend on ``workers``.
+    On ``LAYOUT_BLOCKS_MIN`` vertices or more, METIS splits the graph into
+    ``LAYOUT_BLOCKS`` blocks and then each block into pieces (one METIS call
+    on all ``n / LAYOUT_PIECE`` pieces takes 16 s on a million vertices; the
+    blocks take 1-2 s and are split by ``workers`` processes at once); on
+    fewer, one METIS call makes the pieces.  The pieces do not depend on
+    ``workers``.
     """
     from .metis import metis
 
     n = indptr.shape[0] - 1
-    if n < LAYOUT_BLOCKS * LAYOUT_PIECE * 8:
+    if n < max(LAYOUT_BLOCKS_MIN, LAYOUT_BLOCKS * LAYOUT_PIECE * 8):
         pieces = n // LAYOUT_PIECE
         return metis(indptr, indices, pieces, seed=seed, imbalance=0.03).astype(np.int64), pieces
     block = metis(indptr, indices, LAYOUT_BLOCKS, seed=seed, imbalance=0.03).astype(np.int64)
