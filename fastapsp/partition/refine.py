@@ -25,11 +25,15 @@ vertices:
    ``2**levels`` vertices down to single vertices, and also between three or
    more parts at once, which the pairwise cuts leave alone.
 
-Measured on the 2-core development machine from METIS at k = n/1800 with the
-defaults (benchmarks/results/refine-cpu, benchmarks/refine_bench.py): boundary
-vertices -16.0% on roadNY (18 s), -15.4% on roadFLA (79 s), -9.3% on
-delaunay_n17 (25 s), -11.1% on del18-unit (55 s), -11.5% on del20-unit (345 s,
-of which 218 s for the cuts and the restart), every part within the bound.
+Measured on the 2-core development machine (shared with other jobs) from METIS
+at k = n/1800 with the defaults, 2 workers, cluster moves on NumPy
+(benchmarks/results/refine-cpu, benchmarks/refine_bench.py): boundary vertices
+-16.0% on roadNY (10 s), -15.4% on roadFLA (51 s; 78 s with 1 worker), -9.3% on
+delaunay_n17 (15 s), -11.5% on del20-unit (163 s, of which 103 s for the cuts
+and the restart and 61 s for the cluster moves; 283 s with 1 worker, the test
+suite running beside it), every part within the bound.  In one process before
+the cuts ran in parallel: roadNY 18 s, roadFLA 79 s, delaunay_n17 25 s,
+del20-unit 345 s (-11.48%), del18-unit -11.1% in 55 s.
 
 The cluster moves are written once for NumPy and CuPy (``xp`` is taken from
 the arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
@@ -1033,26 +1037,26 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         # boundary vertices (a tie keeps the given partition's).
         trial = min(FLOW_TRIAL_PASSES, flow_passes)
         best, best_count = labels, count
-        fork = workers > 1 and n >= max(FLOW_PARALLEL_MIN, LAYOUT_PIECE * LAYOUT_PIECES_PER_PART * k)
-        with ForkedWorkers(_Restart(host(indptr), host(indices), host(labels), k, bound, seed, workers), 1,
-                           fork=fork) as restart:
+        state = fork = None
+        if layout_restart:
+            state = _Restart(host(indptr), host(indices), host(labels), k, bound, seed, workers)
+            fork = workers > 1 and n >= max(FLOW_PARALLEL_MIN, LAYOUT_PIECE * LAYOUT_PIECES_PER_PART * k)
+        with ForkedWorkers(state, 1, fork=bool(fork)) as restart:
             if layout_restart:  # the restart's layout runs in a process of its own during the first trial
                 restart.start(())
-            starts = [labels]
-            for i in range(2):
-                if i == 1:
-                    cells = restart.finish() if layout_restart else None
-                    timings["layout_seconds"] = restart.finish_seconds
-                    if cells is None:
-                        break
-                    starts.append(xp.asarray(cells))
-                start = starts[i]
+            start = labels
+            for i in range(2):  # the given partition, then the centroidal cells (when there are)
                 start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
                 flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound,
                                                               start_count, passes=trial, alpha=flow_alpha,
                                                               seed=seed, workers=workers, timings=timings)
                 if flowed_count < best_count:
                     best, best_count, restarted = flowed, flowed_count, i > 0
+                cells = restart.finish() if layout_restart and i == 0 else None
+                timings["layout_seconds"] = restart.finish_seconds
+                if cells is None:
+                    break
+                start = xp.asarray(cells)
         if flow_passes > trial:
             best, best_count, _ = _flows_then_recount(xp, indptr, indices, rows, best, k, bound, best_count,
                                                       passes=flow_passes - trial, alpha=flow_alpha, seed=seed + 1,

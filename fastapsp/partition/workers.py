@@ -7,11 +7,16 @@ shared copy-on-write and only read).  ``map(tasks)`` calls
 in the order of the tasks; ``broadcast(updates)`` calls ``state.apply(*update)``
 in every worker, so their copies follow the parent's.  The results are those
 of the same calls in one process, whatever the number of workers.
+``start(task)`` / ``finish()`` run one call in a forked worker while the
+caller goes on (the refinement's restart layout).
 
 A worker that raises sends the traceback and exits; one that dies (killed,
-out of memory) is seen through its sentinel; either way ``map`` raises
-:class:`WorkerError` naming the task, and leaving the ``with`` block ends
-every worker (asked to stop, then terminated after ``STOP_SECONDS``).
+out of memory) is seen through its sentinel; either way ``map`` and
+``finish`` raise :class:`WorkerError` naming the task, and leaving the
+``with`` block ends every worker (asked to stop, killed after
+``STOP_SECONDS``; terminated at once when the block ends by an exception).
+A worker is killed by Linux when its parent ends (``PR_SET_PDEATHSIG``), so a
+parent killed by a timeout leaves none computing on.
 
 :func:`worker_count` resolves how many workers to use.
 """
