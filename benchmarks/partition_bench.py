@@ -39,7 +39,7 @@ from fastapsp.io import read_graph  # noqa: E402
 from fastapsp.partition import PARTITIONERS, partition_graph  # noqa: E402
 
 METRICS = ("edge_cut", "boundary_vertices", "boundary_vertices_before_refine", "largest_part", "imbalance",
-           "refine_seconds", "refine_rounds", "refine_moves", "refine_backend")
+           "refine_seconds", "refine_rounds", "refine_moves", "refine_backend", "refine_workers")
 
 
 def _array_module():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 
-import os
 
 import numpy as np
 import pytest
@@ -354,8 +353,6 @@ def test_max_part_size():
 
 # ------------------------------------------------------------------ NumPy and CuPy agree
 @pytest.mark.gpu
-@pytest.mark.skipif(os.environ.get("FASTAPSP_REFINE_GPU") != "1",
-                    reason="the GPU refinement is opt-in (FASTAPSP_REFINE_GPU=1) until validated on a GPU")
 @pytest.mark.parametrize("case", list(CASES))
 def test_numpy_and_cupy_refinement_agree(xp, case):
     if xp is np:
@@ -370,12 +367,11 @@ def test_numpy_and_cupy_refinement_agree(xp, case):
                                     imbalance=0.03, seed=5, stats=stats_cp)
         assert type(on_device).__module__.startswith("cupy")
         np.testing.assert_array_equal(host(on_device), on_host)
+        assert stats_np.pop("timings") and stats_cp.pop("timings")  # seconds: the rest must agree
         assert stats_np == stats_cp
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(os.environ.get("FASTAPSP_REFINE_GPU") != "1",
-                    reason="the GPU refinement is opt-in (FASTAPSP_REFINE_GPU=1) until validated on a GPU")
 def test_numpy_and_cupy_agree_with_the_restart(xp):
     """CuPy arrays go through the host for the flows and the centroidal restart and come back the same."""
     if xp is np:
@@ -390,6 +386,7 @@ def test_numpy_and_cupy_agree_with_the_restart(xp):
                                 seed=5, stats=stats_cp)
     assert type(on_device).__module__.startswith("cupy")
     np.testing.assert_array_equal(host(on_device), on_host)
+    assert stats_np.pop("timings") and stats_cp.pop("timings")
     assert stats_np == stats_cp
 
 
@@ -415,6 +412,32 @@ def test_refined_twin_starts_from_the_same_partition(k):
     assert metrics["boundary_vertices"] == after <= before
     assert refined.sizes.max() <= max(max_part_size(graph.n, k, 0.03), plain.sizes.max())
     assert "boundary_vertices_before_refine" not in plain.metrics()
+
+
+def test_refined_twin_on_the_host_when_asked(monkeypatch):
+    """FASTAPSP_REFINE_GPU=0 keeps the cluster moves on the host; the worker count is recorded."""
+    pytest.importorskip("pymetis")
+    graph, _ = minnesota_case()
+    monkeypatch.setenv("FASTAPSP_REFINE_GPU", "0")
+    monkeypatch.setenv("FASTAPSP_REFINE_WORKERS", "2")
+    refined = partition_graph(graph, 8, "metis+b", seed=3)
+    assert refined.details["refine_backend"] == "numpy"
+    assert refined.details["refine_workers"] == 2
+
+
+@pytest.mark.gpu
+def test_refined_twin_moves_clusters_on_the_gpu_and_agrees_with_the_host(xp, monkeypatch):
+    """With a GPU the +b names run the cluster moves on CuPy by default, with the host's labels."""
+    if xp is np:
+        pytest.skip("compares CuPy against NumPy")
+    pytest.importorskip("pymetis")
+    graph, _, _ = delaunay_case(8000, seed=3)
+    monkeypatch.delenv("FASTAPSP_REFINE_GPU", raising=False)
+    on_gpu = partition_graph(graph, 4, "metis+b", seed=3)
+    monkeypatch.setenv("FASTAPSP_REFINE_GPU", "0")
+    on_host = partition_graph(graph, 4, "metis+b", seed=3)
+    assert on_gpu.details["refine_backend"] == "cupy" and on_host.details["refine_backend"] == "numpy"
+    np.testing.assert_array_equal(on_gpu.labels, on_host.labels)
 
 
 def test_unknown_refinement():

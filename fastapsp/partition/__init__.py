@@ -116,27 +116,32 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
 
 
 def _refine(indptr, indices, labels, k: int, *, seed: int, imbalance: float):
-    """Boundary refinement of ``labels`` (on the host; on the GPU with FASTAPSP_REFINE_GPU=1); labels and details."""
+    """Boundary refinement of ``labels``; labels and details.
+
+    The pairwise cuts run on the host (forked workers, FASTAPSP_REFINE_WORKERS);
+    the cluster moves on the GPU when CuPy sees one, unless FASTAPSP_REFINE_GPU=0
+    (NumPy and CuPy give the same labels).
+    """
     from ..backend import gpu_count
+    from .workers import worker_count
 
     start = time.perf_counter()
     stats: dict = {}
-    # The GPU path of the cluster-move refinement is opt-in (FASTAPSP_REFINE_GPU=1) until it has run
-    # on a GPU (its first device test run did not finish); the host path is the one tested in CI.
-    if gpu_count() > 0 and os.environ.get("FASTAPSP_REFINE_GPU") == "1":
+    workers = worker_count()
+    if os.environ.get("FASTAPSP_REFINE_GPU", "").strip() != "0" and gpu_count() > 0:
         import cupy
 
         refined = refine_boundary(cupy.asarray(indptr), cupy.asarray(indices), cupy.asarray(labels), k,
-                                  imbalance=imbalance, seed=seed, stats=stats)
+                                  imbalance=imbalance, seed=seed, workers=workers, stats=stats)
         refined = cupy.asnumpy(refined)
         device = "cupy"
     else:
         refined = refine_boundary(indptr, indices, np.asarray(labels), k, imbalance=imbalance, seed=seed,
-                                  stats=stats)
+                                  workers=workers, stats=stats)
         device = "numpy"
     details = {"boundary_vertices_before_refine": int(stats["boundary_before"]),
                "refine_seconds": time.perf_counter() - start, "refine_rounds": int(stats["rounds"]),
-               "refine_moves": int(stats["moves"]), "refine_backend": device}
+               "refine_moves": int(stats["moves"]), "refine_backend": device, "refine_workers": workers}
     return refined, details
 
 

@@ -17,17 +17,23 @@ vertices:
    keeps both parts within the bound is taken.  A cut may move many vertices
    at once and swap vertices between two full parts, which single moves
    cannot.  Passes over all pairs repeat while they remove boundary vertices.
+   The cuts of a pass run in parallel (section "parallel cuts" below) with
+   the labels of the sequential pass, whatever the number of workers.
 2. **Cluster moves**: single-vertex moves rarely lower the count on a mesh (a
    vertex leaving its part exposes its interior neighbours), so this stage
    moves connected groups of vertices of one part, from groups of up to
    ``2**levels`` vertices down to single vertices, and also between three or
    more parts at once, which the pairwise cuts leave alone.
 
-Measured on the 2-core development machine from METIS at k = n/1800 with the
-defaults (benchmarks/results/refine-cpu, benchmarks/refine_bench.py): boundary
-vertices -16.0% on roadNY (18 s), -15.4% on roadFLA (79 s), -9.3% on
-delaunay_n17 (25 s), -11.1% on del18-unit (55 s), -11.5% on del20-unit (345 s,
-of which 218 s for the cuts and the restart), every part within the bound.
+Measured on the 2-core development machine (shared with other jobs) from METIS
+at k = n/1800 with the defaults, 2 workers, cluster moves on NumPy
+(benchmarks/results/refine-cpu, benchmarks/refine_bench.py): boundary vertices
+-16.0% on roadNY (10 s), -15.4% on roadFLA (51 s; 78 s with 1 worker), -9.3% on
+delaunay_n17 (15 s), -11.5% on del20-unit (163 s, of which 103 s for the cuts
+and the restart and 61 s for the cluster moves; 283 s with 1 worker, the test
+suite running beside it), every part within the bound.  In one process before
+the cuts ran in parallel: roadNY 18 s, roadFLA 79 s, delaunay_n17 25 s,
+del20-unit 345 s (-11.48%), del18-unit -11.1% in 55 s.
 
 The cluster moves are written once for NumPy and CuPy (``xp`` is taken from
 the arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
@@ -74,8 +80,11 @@ flow passes, one, two and four passes (512) removed 0.20%, 0.22% and 0.31% in
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
+
+from .workers import ForkedWorkers, worker_count
 
 __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
 
@@ -89,10 +98,13 @@ DEFAULT_FLOW_ALPHA = 8.0
 FLOW_MIN_ROOM = 0.01  # a corridor may hold alpha times this share of a part's average size, even next to a full part
 FLOW_TRIES = 4
 FLOW_TRIAL_PASSES = 2  # passes from each start before the better one goes on (after one, delaunay_n17 picks wrong)
+FLOW_PARALLEL_MIN = 20000  # graphs with fewer vertices: the cuts run in the calling process (a fork costs more)
 DEFAULT_LAYOUT_RESTART = True
 LAYOUT_PIECE = 64  # vertices per piece of the coarse graph the coordinates come from
 LAYOUT_PIECES_PER_PART = 8  # fewer pieces than this per part: no centroidal restart
 LAYOUT_WEAK = 0.3  # pieces joined by fewer arcs than this share of the median are not neighbours
+LAYOUT_BLOCKS = 16  # METIS blocks that are split into pieces apart, on graphs of LAYOUT_BLOCKS_MIN vertices or more
+LAYOUT_BLOCKS_MIN = 500_000  # below: one METIS call (1.3 s on delaunay_n17; 16 s on del20-unit, 1-2 s in blocks)
 LAYOUT_PIVOTS = 16
 LAYOUT_SMOOTHING = 30  # rounds of averaging with the neighbours
 LAYOUT_SAMPLE = 0.125  # share of the points Lloyd's iteration runs on
@@ -127,6 +139,17 @@ def _stable_argsort(xp, a):
 def _arc_rows(xp, indptr, m: int):
     """Tail vertex of every arc of a CSR structure."""
     return (xp.searchsorted(indptr, xp.arange(m, dtype=indptr.dtype), side="right") - 1).astype(xp.int64)
+
+
+def _unique(xp, a):
+    """Sorted distinct values of a 1-d integer array (on NumPy a sort: several times faster than ``np.unique``)."""
+    if xp is not np:
+        return xp.unique(a)
+    a = np.sort(a)
+    keep = np.empty(a.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
 
 
 def _count(xp, values, length: int):
@@ -174,6 +197,10 @@ def _hash32(xp, vertices, salt: int):
 
 def _expand(xp, starts, lengths):
     """For segments ``starts[i] .. starts[i] + lengths[i] - 1``: the segment of every position, and the position."""
+    if xp is np:  # np.repeat takes the lengths as an array (CuPy's does not)
+        segment = np.repeat(np.arange(lengths.shape[0], dtype=np.int64), lengths)
+        return segment, np.arange(segment.shape[0], dtype=np.int64) - (np.cumsum(lengths) - lengths)[segment] \
+            + starts[segment]
     total = int(lengths.sum()) if lengths.shape[0] else 0
     ends = xp.cumsum(lengths)
     place = xp.arange(total, dtype=xp.int64)
@@ -244,12 +271,12 @@ def _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c: int, k: 
         empty = xp.zeros(0, dtype=xp.int64)
         return empty, empty, empty
     # (cluster, target part) pairs, sorted by cluster.
-    pair = xp.unique(cluster[r[cut]] * k + labels[u[cut]].astype(xp.int64))
+    pair = _unique(xp, cluster[r[cut]] * k + labels[u[cut]].astype(xp.int64))
     pair_cluster, pair_part = pair // k, pair % k
     # Vertices whose status a move of the cluster can change: both ends of the arcs leaving it, sorted by cluster.
     leave = cluster[r] != cluster[u]
     owner = cluster[r[leave]]
-    touched = xp.unique(xp.concatenate([owner * n + r[leave], owner * n + u[leave]]))
+    touched = _unique(xp, xp.concatenate([owner * n + r[leave], owner * n + u[leave]]))
     touched_cluster = touched // n
     touched_vertex = touched - touched_cluster * n
     first = xp.searchsorted(touched_cluster, pair_cluster, side="left")
@@ -299,6 +326,26 @@ def _fit(xp, movers, parts, weights, rank, room):
     return fits
 
 
+# ------------------------------------------------------------------ parallel cuts
+#
+# The cut between parts a and b reads the labels of the vertices of a and b, whether every other
+# vertex is in a, in b or elsewhere, the arcs into other parts of the vertices of a and b, and the
+# sizes of a and b; it changes labels inside a and b only.  A cut between two other parts c and d
+# changes none of what it reads: a vertex of a next to c stays next to another part whether that
+# neighbour ends in c or in d.  So two pairs that share no part commute, and a pass in a seeded
+# order runs as rounds (_rounds: each pair in the round after the last one holding one of its
+# parts), each round's cuts solved at once by forked workers that hold a copy of the state
+# (fastapsp.partition.workers.ForkedWorkers: the CSR structure shared copy-on-write, the changes
+# of a round sent to every worker), the results applied in the pass's order.  The labels are
+# those of the sequential pass for any number of workers (tests/test_refine_workers.py).  The
+# workers are FASTAPSP_REFINE_WORKERS, else one per CPU this process may use; inside an
+# initialised MPI process (the partitioner runs on rank 0 only) 1 unless the variable is set,
+# as forking an MPI rank is not safe with every MPI library and transport.  Graphs below
+# FLOW_PARALLEL_MIN vertices run in-process.  The centroidal restart's layout runs in a forked
+# process of its own while the cuts from the given partition run, and splits its METIS blocks
+# into pieces with the same workers.
+
+
 # ------------------------------------------------------------------ pairwise flows (on the host)
 #
 # For two adjacent parts a and b, the vertices of a within reach of their common border (a
@@ -324,7 +371,7 @@ def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, l
     va = members[a]
     va = va[foreign[va] > 0]
     owner, arcs = _expand(np, indptr[va], indptr[va + 1] - indptr[va])
-    front = np.unique(va[owner[labels[indices[arcs]] == b]])
+    front = _unique(np, va[owner[labels[indices[arcs]] == b]])
     layers, total = [], 0
     while front.shape[0] and total < limit:
         front = front[: limit - total]
@@ -333,7 +380,7 @@ def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, l
         total += front.shape[0]
         owner, arcs = _expand(np, indptr[front], indptr[front + 1] - indptr[front])
         nxt = indices[arcs]
-        front = np.unique(nxt[(labels[nxt] == a) & ~seen[nxt]])
+        front = _unique(np, nxt[(labels[nxt] == a) & ~seen[nxt]])
     region = np.concatenate(layers) if layers else np.zeros(0, dtype=np.int64)
     seen[region] = False
     return region
@@ -354,14 +401,14 @@ def _pair_network(indptr, indices, labels, node, region, a: int, b: int):
     # Net centres: the corridor and its neighbours in a and b.
     owner, arcs = _expand(np, indptr[region], indptr[region + 1] - indptr[region])
     near = indices[arcs]
-    centres = np.unique(np.concatenate([region, near[node[near] >= 0]]))
+    centres = _unique(np, np.concatenate([region, near[node[near] >= 0]]))
     owner, arcs = _expand(np, indptr[centres], indptr[centres + 1] - indptr[centres])
     net = np.concatenate([np.arange(centres.shape[0]), owner])
     pin = node[np.concatenate([centres, indices[arcs]])]
     outside = np.zeros(centres.shape[0], dtype=bool)
     outside[net[pin < 0]] = True  # a neighbour in a third part: a boundary vertex whatever happens
     keep = ~outside[net]
-    key = np.unique(net[keep] * width + pin[keep])  # distinct pins, sorted by net
+    key = _unique(np, net[keep] * width + pin[keep])  # distinct pins, sorted by net
     net, pin = key // width, key % width
     nets = centres.shape[0]
     pins = _count(np, net, nets)
@@ -422,7 +469,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
         sub = residual[middle][:, middle].tocoo()
         count, comp = connected_components(sub, directed=True, connection="strong")
         cu, cv = comp[sub.row], comp[sub.col]
-        key = np.unique(cu[cu != cv] * count + cv[cu != cv])
+        key = _unique(np, cu[cu != cv] * count + cv[cu != cv])
         cu, cv = key // count, key % count
         # Kahn's order from the sinks of the component graph: a component comes after all it reaches.
         waiting = _count(np, cu, count)
@@ -436,7 +483,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
             _, arcs = _expand(np, starts[ready], starts[ready + 1] - starts[ready])
             done = tails[arcs]
             np.subtract.at(waiting, done, 1)
-            done = np.unique(done)
+            done = _unique(np, done)
             ready = done[waiting[done] == 0]
         order = np.concatenate(layers)
         weight = _count(np, comp[middle < r], count)
@@ -473,7 +520,7 @@ class _PairFlows:
     def _recount(self, changed):
         """Arcs into other parts again, for the vertices in ``changed`` and their neighbours."""
         _, arcs = _expand(np, self.indptr[changed], self.indptr[changed + 1] - self.indptr[changed])
-        again = np.unique(np.concatenate([changed, self.indices[arcs]]))
+        again = _unique(np, np.concatenate([changed, self.indices[arcs]]))
         owner, arcs = _expand(np, self.indptr[again], self.indptr[again + 1] - self.indptr[again])
         other = self.labels[self.indices[arcs]] != self.labels[again[owner]]
         self.foreign[again] = _count(np, owner[other], again.shape[0])
@@ -482,7 +529,7 @@ class _PairFlows:
         """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
         rows = _arc_rows(np, self.indptr, self.indices.shape[0])
         la, lb = self.labels[rows], self.labels[self.indices]
-        return np.unique(la[la < lb] * self.k + lb[la < lb])
+        return _unique(np, la[la < lb] * self.k + lb[la < lb])
 
     def corridors(self, a: int, b: int, limit_a: int, limit_b: int):
         """The corridors of ``a`` towards ``b`` and of ``b`` towards ``a``.
@@ -494,15 +541,23 @@ class _PairFlows:
         return (_corridor(*args, a, b, min(limit_a, int(self.sizes[a]) - 1)),
                 _corridor(*args, b, a, min(limit_b, int(self.sizes[b]) - 1)))
 
-    def refine(self, a: int, b: int, limit_a: int, limit_b: int):
-        """One minimum cut between parts ``a`` and ``b``: boundary vertices removed, or the part that came out too large."""
+    def _cut(self, a: int, b: int, limit_a: int, limit_b: int):
+        """One minimum cut between parts ``a`` and ``b``, not applied.
+
+        Returns ``(changed vertices, their new labels, boundary vertices removed)``,
+        None when the cut removes none, or "a" / "b" naming the part that came
+        out too large.  Reads the labels of ``a`` and ``b`` and whether every
+        other vertex is in ``a``, in ``b`` or elsewhere, and the arcs into other
+        parts of the vertices of ``a`` and ``b``: a cut between two other parts
+        changes none of them.
+        """
         from scipy.sparse.csgraph import maximum_flow
 
         region_a, region_b = self.corridors(a, b, limit_a, limit_b)
         region = np.concatenate([region_a, region_b])
         r = region.shape[0]
         if r == 0:
-            return 0
+            return None
         node = self.node
         node[self.members[a]] = r
         node[self.members[b]] = r + 1
@@ -513,10 +568,10 @@ class _PairFlows:
             node[self.members[a]] = -1
             node[self.members[b]] = -1
         if current == 0:
-            return 0
+            return None
         flow = maximum_flow(graph, r, r + 1)
         if flow.flow_value >= current:
-            return 0
+            return None
         residual = graph - flow.flow
         residual.data = (residual.data > 0).astype(np.int8)
         residual.eliminate_zeros()
@@ -529,18 +584,64 @@ class _PairFlows:
         if isinstance(side, str):
             return side
         new = np.where(side[:r], a, b)
-        changed = region[new != self.labels[region]]
-        self.labels[region] = new
+        moved = new != self.labels[region]
+        return region[moved], new[moved], current - int(flow.flow_value)
+
+    def solve(self, a: int, b: int, limit_a: int, limit_b: int):
+        """The cut between ``a`` and ``b`` that :meth:`_cut` finds, with the corridor of the side that came out
+        too large halved up to ``FLOW_TRIES`` times; ``(changed, new labels, removed)`` or None.  Changes nothing."""
+        for _ in range(FLOW_TRIES):
+            got = self._cut(a, b, limit_a, limit_b)
+            if not isinstance(got, str):
+                return got
+            if got == "a":
+                limit_b //= 2
+            else:
+                limit_a //= 2
+        return None
+
+    def apply(self, a: int, b: int, changed, new) -> None:
+        """Give the vertices ``changed`` (of parts ``a`` and ``b``) their ``new`` labels (``a`` or ``b``)."""
+        self.labels[changed] = new
         self._recount(changed)
-        self.sizes[a] = size_a - region_a.shape[0] + int(np.count_nonzero(new == a))
-        self.sizes[b] = total - self.sizes[a]
+        to_a = int(np.count_nonzero(new == a))
+        self.sizes[a] += 2 * to_a - changed.shape[0]
+        self.sizes[b] -= 2 * to_a - changed.shape[0]
         both = np.concatenate([self.members[a], self.members[b]])
         self.members[a] = both[self.labels[both] == a]
         self.members[b] = both[self.labels[both] == b]
-        return current - int(flow.flow_value)
+
+    def refine(self, a: int, b: int, limit_a: int, limit_b: int):
+        """One minimum cut between ``a`` and ``b``, applied: boundary vertices removed, or the part that came out too large."""
+        got = self._cut(a, b, limit_a, limit_b)
+        if got is None or isinstance(got, str):
+            return got or 0
+        changed, new, removed = got
+        self.apply(a, b, changed, new)
+        return removed
 
 
-def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, alpha: float, seed: int):
+def _rounds(keys, k: int) -> list:
+    """The pairs ``keys`` (``a * k + b``, in the order of a sequential pass) in rounds of pairs that share no part.
+
+    A pair goes in the round after the last one holding either of its parts,
+    so two pairs that share a part keep their order and a round's pairs can be
+    solved at once: running the rounds one after the other gives the labels of
+    the sequential pass.
+    """
+    last = np.full(k, -1, dtype=np.int64)
+    place = np.empty(keys.shape[0], dtype=np.int64)
+    for i, key in enumerate(keys.tolist()):
+        a, b = divmod(key, k)
+        place[i] = max(last[a], last[b]) + 1
+        last[a] = last[b] = place[i]
+    order = _stable_argsort(np, place)
+    ends = np.searchsorted(place[order], np.arange(int(place.max()) + 1 if keys.shape[0] else 0), side="right")
+    return [keys[order[start:end]] for start, end in zip(np.concatenate([[0], ends[:-1]]), ends)]
+
+
+def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, alpha: float, seed: int,
+                 workers: int = 1, timings: dict | None = None):
     """Pairwise minimum cuts over all pairs of adjacent parts, ``passes`` times; labels and boundary vertices removed.
 
     Each pass visits the pairs in a seeded order; after the first, only pairs
@@ -548,37 +649,48 @@ def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, al
     holds up to ``alpha`` times the room left in the other part (at least
     ``FLOW_MIN_ROOM`` of a part's average size); when no minimum cut is balanced,
     the corridor of the side that came out too large is halved, up to
-    ``FLOW_TRIES`` times.
+    ``FLOW_TRIES`` times.  A pass runs as rounds of pairs that share no part
+    (:func:`_rounds`), each round's cuts solved by ``workers`` processes
+    (:class:`fastapsp.partition.workers.ForkedWorkers`) and applied in the
+    pass's order: the labels are those of the sequential pass, whatever the
+    number of workers.  ``timings``, when given, gets ``round_seconds`` (per
+    round: seconds of all its cuts and of the longest) and ``broadcast_seconds``
+    added to it.
     """
     state = _PairFlows(indptr, indices, labels, k, bound)
     floor = max(1, int(FLOW_MIN_ROOM * labels.shape[0] / k))
     removed = 0
     active = np.ones(k, dtype=bool)
-    for p in range(passes):
-        keys = state.pairs()
-        keys = keys[active[keys // k] | active[keys % k]]
-        keys = keys[_stable_argsort(np, _hash32(np, keys, seed * 0x9E3779B1 + p))]
-        changed = np.zeros(k, dtype=bool)
-        gained = 0
-        for key in keys.tolist():
-            a, b = divmod(key, k)
-            limit_a = int(alpha * max(bound - int(state.sizes[b]), floor))
-            limit_b = int(alpha * max(bound - int(state.sizes[a]), floor))
-            for _ in range(FLOW_TRIES):
-                got = state.refine(a, b, limit_a, limit_b)
-                if not isinstance(got, str):
-                    break
-                if got == "a":
-                    limit_b //= 2
-                else:
-                    limit_a //= 2
-            if isinstance(got, int) and got > 0:
-                gained += got
-                changed[a] = changed[b] = True
-        removed += gained
-        active = changed
-        if gained == 0:
-            break
+    with ForkedWorkers(state, workers if labels.shape[0] >= FLOW_PARALLEL_MIN else 1) as pool:
+        for p in range(passes):
+            keys = state.pairs()
+            keys = keys[active[keys // k] | active[keys % k]]
+            keys = keys[_stable_argsort(np, _hash32(np, keys, seed * 0x9E3779B1 + p))]
+            changed = np.zeros(k, dtype=bool)
+            gained = 0
+            for round_keys in _rounds(keys, k):
+                tasks = []
+                for key in round_keys.tolist():
+                    a, b = divmod(key, k)
+                    tasks.append((a, b, int(alpha * max(bound - int(state.sizes[b]), floor)),
+                                  int(alpha * max(bound - int(state.sizes[a]), floor))))
+                updates = []
+                for (a, b, _, _), got in zip(tasks, pool.map(tasks)):
+                    if got is None:
+                        continue
+                    moved, new, gain = got
+                    state.apply(a, b, moved, new)
+                    updates.append((a, b, moved, new))
+                    gained += gain
+                    changed[a] = changed[b] = True
+                pool.broadcast(updates)
+            removed += gained
+            active = changed
+            if gained == 0:
+                break
+    if timings is not None:
+        timings.setdefault("round_seconds", []).extend(pool.round_seconds)
+        timings["broadcast_seconds"] = timings.get("broadcast_seconds", 0.0) + pool.broadcast_seconds
     return state.labels.astype(np.int32), removed
 
 
@@ -596,7 +708,59 @@ def _flow_refine(indptr, indices, labels, k: int, bound: int, *, passes: int, al
 # the given parts, are a second start for the pairwise cuts.
 
 
-def _coordinates(indptr, indices, seed: int):
+class _BlockPieces:
+    """METIS pieces of about ``LAYOUT_PIECE`` vertices inside the blocks of a coarser METIS partition."""
+
+    def __init__(self, indptr, indices, block, seed: int):
+        self.indptr, self.indices, self.block, self.seed = indptr, indices, block, seed
+
+    def solve(self, b: int, pieces: int):
+        """Pieces of block ``b``: its vertices and the piece (``0..pieces-1``) of each."""
+        from .metis import metis
+
+        vertices = np.flatnonzero(self.block == b)
+        if pieces < 2:
+            return vertices, np.zeros(vertices.shape[0], dtype=np.int64)
+        owner, arcs = _expand(np, self.indptr[vertices], self.indptr[vertices + 1] - self.indptr[vertices])
+        head = self.indices[arcs]
+        inside = self.block[head] == b
+        local = np.full(self.block.shape[0], -1, dtype=np.int64)  # a scratch array per call: blocks are few
+        local[vertices] = np.arange(vertices.shape[0])
+        sub_indptr = np.zeros(vertices.shape[0] + 1, dtype=np.int64)
+        sub_indptr[1:] = np.cumsum(_count(np, owner[inside], vertices.shape[0]))
+        piece = metis(sub_indptr, local[head[inside]], pieces, seed=self.seed, imbalance=0.03)
+        return vertices, piece.astype(np.int64)
+
+
+def _pieces(indptr, indices, seed: int, workers: int):
+    """Pieces of about ``LAYOUT_PIECE`` vertices: the piece of every vertex and their number.
+
+    On ``LAYOUT_BLOCKS_MIN`` vertices or more, METIS splits the graph into
+    ``LAYOUT_BLOCKS`` blocks and then each block into pieces (one METIS call
+    on all ``n / LAYOUT_PIECE`` pieces takes 16 s on a million vertices; the
+    blocks take 1-2 s and are split by ``workers`` processes at once); on
+    fewer, one METIS call makes the pieces.  The pieces do not depend on
+    ``workers``.
+    """
+    from .metis import metis
+
+    n = indptr.shape[0] - 1
+    if n < max(LAYOUT_BLOCKS_MIN, LAYOUT_BLOCKS * LAYOUT_PIECE * 8):
+        pieces = n // LAYOUT_PIECE
+        return metis(indptr, indices, pieces, seed=seed, imbalance=0.03).astype(np.int64), pieces
+    block = metis(indptr, indices, LAYOUT_BLOCKS, seed=seed, imbalance=0.03).astype(np.int64)
+    counts = np.maximum(np.rint(_count(np, block, LAYOUT_BLOCKS) / LAYOUT_PIECE).astype(np.int64), 1)
+    state = _BlockPieces(indptr, indices, block, seed)
+    with ForkedWorkers(state, min(workers, LAYOUT_BLOCKS)) as pool:
+        split = pool.map([(b, int(counts[b])) for b in range(LAYOUT_BLOCKS)])
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    piece = np.empty(n, dtype=np.int64)
+    for b, (vertices, local) in enumerate(split):
+        piece[vertices] = offsets[b] + local
+    return piece, int(offsets[-1])
+
+
+def _coordinates(indptr, indices, seed: int, workers: int = 1):
     """Plane coordinates of every vertex recovered from the graph, shape (n, 2).
 
     None for a graph in more than one piece, and when the pieces joined by
@@ -605,14 +769,11 @@ def _coordinates(indptr, indices, seed: int):
     from scipy import sparse
     from scipy.sparse.csgraph import connected_components, dijkstra
 
-    from .metis import metis
-
     n = indptr.shape[0] - 1
     graph = sparse.csr_array((np.ones(indices.shape[0]), indices, indptr), shape=(n, n))
     if connected_components(graph, directed=False)[0] != 1:
         return None
-    pieces = n // LAYOUT_PIECE
-    piece = metis(indptr, indices, pieces, seed=seed, imbalance=0.03).astype(np.int64)
+    piece, pieces = _pieces(indptr, indices, seed, workers)
     rows = _arc_rows(np, indptr, indices.shape[0])
     tail, head = piece[rows], piece[indices]
     cut = tail != head
@@ -639,12 +800,15 @@ def _coordinates(indptr, indices, seed: int):
     return xy
 
 
-def _power_cells(points, centres, weights):
-    """Index of the power cell of every point: the smallest ``|p - c|**2 - w`` among its nearest centres."""
+def _power_cells(points, centres, weights, workers: int = 1):
+    """Index of the power cell of every point: the smallest ``|p - c|**2 - w`` among its nearest centres.
+
+    ``workers`` threads share the nearest-centre queries (the answer does not depend on them).
+    """
     from scipy.spatial import cKDTree
 
     near = min(LAYOUT_NEAREST, centres.shape[0])
-    dist, which = cKDTree(centres).query(points, k=near)
+    dist, which = cKDTree(centres).query(points, k=near, workers=workers)
     if near == 1:
         return which.astype(np.int64)
     return which[np.arange(points.shape[0]), np.argmin(dist ** 2 - weights[which], axis=1)].astype(np.int64)
@@ -664,7 +828,7 @@ def _weight_step(points, cell, centres, sizes, target: float):
     return LAYOUT_STEP * (target - sizes) * 6.25 * spread / (1.73 * np.maximum(sizes, 1))
 
 
-def _centroidal_labels(xy, labels, k: int, bound: int, seed: int):
+def _centroidal_labels(xy, labels, k: int, bound: int, seed: int, workers: int = 1):
     """Balanced centroidal cells of the points ``xy`` started from the centres of the parts; None if not balanced."""
     n = xy.shape[0]
     sizes = _count(np, labels, k)
@@ -675,7 +839,7 @@ def _centroidal_labels(xy, labels, k: int, bound: int, seed: int):
     weights = np.zeros(k)
     sample = xy[(_hash32(np, np.arange(n), seed) % 1000) < 1000 * LAYOUT_SAMPLE]
     for _ in range(LAYOUT_LLOYD):  # Lloyd's iteration on a sample of the points
-        cell = _power_cells(sample, centres, weights)
+        cell = _power_cells(sample, centres, weights, workers)
         counts = _count(np, cell, k)
         full = counts > 0
         for axis in range(2):
@@ -683,7 +847,7 @@ def _centroidal_labels(xy, labels, k: int, bound: int, seed: int):
         weights += _weight_step(sample, cell, centres, counts, sample.shape[0] / k)
     lowest, since = n + 1, 0
     for _ in range(LAYOUT_BALANCE_ROUNDS):  # then the weights alone, on all points, until balanced
-        cell = _power_cells(xy, centres, weights)
+        cell = _power_cells(xy, centres, weights, workers)
         counts = _count(np, cell, k)
         if counts.max() <= bound and counts.min() > 0:
             return cell.astype(np.int32)
@@ -694,7 +858,7 @@ def _centroidal_labels(xy, labels, k: int, bound: int, seed: int):
     return None
 
 
-def _centroidal_start(indptr, indices, labels, k: int, bound: int, seed: int):
+def _centroidal_start(indptr, indices, labels, k: int, bound: int, seed: int, workers: int = 1):
     """The second start of the pairwise cuts: centroidal cells seeded by ``labels``' parts, or None.
 
     None when the graph is too small for the pieces (fewer than
@@ -703,14 +867,24 @@ def _centroidal_start(indptr, indices, labels, k: int, bound: int, seed: int):
     """
     if indptr.shape[0] - 1 < LAYOUT_PIECE * LAYOUT_PIECES_PER_PART * k:
         return None
-    xy = _coordinates(indptr, indices, seed)
+    xy = _coordinates(indptr, indices, seed, workers)
     if xy is None:
         return None
-    return _centroidal_labels(xy, labels.astype(np.int64), k, bound, seed)
+    return _centroidal_labels(xy, labels.astype(np.int64), k, bound, seed, workers)
+
+
+class _Restart:
+    """The centroidal start (:func:`_centroidal_start`) as a call for :class:`ForkedWorkers`."""
+
+    def __init__(self, indptr, indices, labels, k: int, bound: int, seed: int, workers: int):
+        self.args = (indptr, indices, labels, k, bound, seed, workers)
+
+    def solve(self):
+        return _centroidal_start(*self.args)
 
 
 def _flows_then_recount(xp, indptr, indices, rows, labels, k: int, bound: int, count: int, *, passes: int,
-                        alpha: float, seed: int):
+                        alpha: float, seed: int, workers: int, timings: dict):
     """The pairwise flows on the host for labels on ``xp``: labels, boundary count, vertices moved.
 
     The count is recomputed from the new labels; should it ever exceed
@@ -718,7 +892,7 @@ def _flows_then_recount(xp, indptr, indices, rows, labels, k: int, bound: int, c
     """
     host = (lambda a: a) if xp is np else (lambda a: a.get())
     flowed, _ = _flow_refine(host(indptr), host(indices), host(labels), k, bound, passes=passes, alpha=alpha,
-                             seed=seed)
+                             seed=seed, workers=workers, timings=timings)
     flowed = xp.asarray(flowed)
     new_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, flowed, int(labels.shape[0]))))
     if new_count > count:
@@ -730,7 +904,8 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
                     max_rounds: int = DEFAULT_MAX_ROUNDS, patience: int = DEFAULT_PATIENCE,
                     levels: int = DEFAULT_LEVELS, cycles: int = DEFAULT_CYCLES,
                     flow_passes: int = DEFAULT_FLOW_PASSES, flow_alpha: float = DEFAULT_FLOW_ALPHA,
-                    layout_restart: bool = DEFAULT_LAYOUT_RESTART, stats: dict | None = None):
+                    layout_restart: bool = DEFAULT_LAYOUT_RESTART, workers: int | None = None,
+                    stats: dict | None = None):
     """Move vertices and clusters between parts to lower the number of boundary vertices.
 
     Parameters
@@ -779,11 +954,24 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         has fewer boundary vertices after them.  Skipped
         for graphs with fewer than ``64 * 8 * k`` vertices and where the
         coordinates or balanced cells cannot be found.
+    workers : int, optional
+        Processes that solve the pairwise cuts (forked; rounds of pairs that
+        share no part are solved at once) and threads of the restart's
+        nearest-centre queries; the labels do not depend on it.  Default:
+        :func:`fastapsp.partition.workers.worker_count` (the variable
+        ``FASTAPSP_REFINE_WORKERS``, else the CPUs this process may use, else
+        1 inside an initialised MPI process); 1 runs everything in this
+        process.
     stats : dict, optional
         Filled with ``boundary_before``, ``boundary_after_flows``,
         ``boundary_after``, ``restarted`` (the centroidal start won),
-        ``rounds`` (cluster rounds), ``moves`` (vertices moved) and ``levels``
-        (cluster levels built).
+        ``rounds`` (cluster rounds), ``moves`` (vertices moved), ``levels``
+        (cluster levels built), ``workers`` and ``timings``: seconds of the
+        restart's layout (``layout_seconds``), of the pairwise cuts after it
+        (``flow_seconds``; ``round_seconds`` holds the seconds of every round's
+        cuts together and of its longest, ``broadcast_seconds`` the sending of
+        the changes to the workers) and of the cluster moves
+        (``cluster_seconds``).
 
     Returns
     -------
@@ -797,7 +985,10 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     ValueError
         When ``labels`` has the wrong shape or labels outside ``0..k-1``,
         ``imbalance``, ``levels`` or ``flow_passes`` is negative, ``cycles`` is
-        below 1 or ``flow_alpha`` is not positive.
+        below 1, ``flow_alpha`` is not positive or ``workers`` is below 1.
+    fastapsp.partition.workers.WorkerError
+        When a worker process of the pairwise cuts raises or dies (the
+        other workers are ended first).
 
     Examples
     --------
@@ -823,6 +1014,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         raise ValueError(f"flow_passes: {flow_passes} is negative")
     if not flow_alpha > 0:
         raise ValueError(f"flow_alpha: {flow_alpha} is not positive")
+    workers = worker_count(workers)
     labels = xp.asarray(labels).astype(xp.int32)
     if n and (int(labels.min()) < 0 or int(labels.max()) >= k):
         raise ValueError(f"labels: must lie in 0..{k - 1}, found {int(labels.min())}..{int(labels.max())}")
@@ -837,31 +1029,45 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     count = int(xp.count_nonzero(foreign))
     before, rounds, moved = count, 0, 0
     restarted = False
+    timings: dict = {}
+    clock = time.perf_counter()
     if flow_passes > 0 and k > 1 and count:
-        starts = [labels]
-        if layout_restart:
-            host = (lambda a: a) if xp is np else (lambda a: a.get())
-            cells = _centroidal_start(host(indptr), host(indices), host(labels), k, bound, seed)
-            if cells is not None:
-                starts.append(xp.asarray(cells))
+        host = (lambda a: a) if xp is np else (lambda a: a.get())
         # FLOW_TRIAL_PASSES passes from each start; the passes left go on from the one with fewer
         # boundary vertices (a tie keeps the given partition's).
         trial = min(FLOW_TRIAL_PASSES, flow_passes)
         best, best_count = labels, count
-        for i, start in enumerate(starts):
-            start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
-            flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound, start_count,
-                                                          passes=trial, alpha=flow_alpha, seed=seed)
-            if flowed_count < best_count:
-                best, best_count, restarted = flowed, flowed_count, i > 0
+        state = fork = None
+        if layout_restart:
+            state = _Restart(host(indptr), host(indices), host(labels), k, bound, seed, workers)
+            fork = workers > 1 and n >= max(FLOW_PARALLEL_MIN, LAYOUT_PIECE * LAYOUT_PIECES_PER_PART * k)
+        with ForkedWorkers(state, 1, fork=bool(fork)) as restart:
+            if layout_restart:  # the restart's layout runs in a process of its own during the first trial
+                restart.start(())
+            start = labels
+            for i in range(2):  # the given partition, then the centroidal cells (when there are)
+                start_count = int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, start, n)))
+                flowed, flowed_count, _ = _flows_then_recount(xp, indptr, indices, rows, start, k, bound,
+                                                              start_count, passes=trial, alpha=flow_alpha,
+                                                              seed=seed, workers=workers, timings=timings)
+                if flowed_count < best_count:
+                    best, best_count, restarted = flowed, flowed_count, i > 0
+                cells = restart.finish() if layout_restart and i == 0 else None
+                timings["layout_seconds"] = restart.finish_seconds
+                if cells is None:
+                    break
+                start = xp.asarray(cells)
         if flow_passes > trial:
             best, best_count, _ = _flows_then_recount(xp, indptr, indices, rows, best, k, bound, best_count,
-                                                      passes=flow_passes - trial, alpha=flow_alpha, seed=seed + 1)
+                                                      passes=flow_passes - trial, alpha=flow_alpha, seed=seed + 1,
+                                                      workers=workers, timings=timings)
         moved = int(xp.count_nonzero(best != labels))
         labels, count = best, best_count
         sizes = _count(xp, labels, k)
         foreign = _foreign_arcs(xp, rows, indices, labels, n)
     after_flows = count
+    timings["flow_seconds"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     built = 0
     stopped = n == 0
     for cycle in range(cycles):
@@ -910,6 +1116,9 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         if count == at_start or rounds >= max_rounds:
             break
     if stats is not None:
+        if xp is not np:
+            xp.cuda.Device().synchronize()
+        timings["cluster_seconds"] = time.perf_counter() - clock
         stats.update(boundary_before=before, boundary_after=count, rounds=rounds, moves=moved, levels=built,
-                     boundary_after_flows=after_flows, restarted=restarted)
+                     boundary_after_flows=after_flows, restarted=restarted, workers=workers, timings=timings)
     return labels
