@@ -386,7 +386,9 @@ def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records
     run_meta = metadata()
     start = time.monotonic()
     failed = 0
-    pool = futures.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+    # Fresh worker processes (spawn): nothing of this process's state (a CUDA context, library thread
+    # pools) is carried into them, as a fork would.
+    pool = futures.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
     try:
         pending = {pool.submit(_partition_task, str(exp.source), i, str(folder), force): cfg for i, cfg in todo}
         while pending:

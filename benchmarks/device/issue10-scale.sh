@@ -2,21 +2,23 @@
 # Issue 10's scale comparison on one H100 host (16 CPU cores), in three phases of at most ~9.5 minutes,
 # one device call each, run back to back so the machine (and SCALE, outside the synced tree) stays:
 #
-#   PHASE=partition-cpu     the GPU tests of jet and the refinement, then every single-core partitioner
+#   PHASE=partition-cpu     every single-core partitioner
 #                           of experiments/scale.yaml (metis, metis-vol, the six kahip modes, kaminpar)
 #                           14 at a time (compare.py --partition-only --jobs 14; each result says so),
-#                           those not done within DEADLINE (default 330 s) recorded as failed; then jet
+#                           those not done within DEADLINE (default 300 s) recorded as failed; then jet
 #                           on the GPU, one at a time.
-#   PHASE=partition-serial  metis+b and jet+b one at a time (the refinement's pairwise cuts use every
-#                           core, its cluster moves the GPU).
+#   PHASE=partition-serial  the GPU tests of jet and the refinement, then metis+b and jet+b one at a
+#                           time (the refinement's pairwise cuts use every core, its cluster moves
+#                           the GPU).
 #   PHASE=solve             the solves with the saved partitions on the H100 (--require-partitions):
 #                           experiments/scale_solve.yaml (roadFLA, del20-unit, del20-euclid at k ~ 600
 #                           with metis, metis+b, jet, jet+b), then scale_solve_small.yaml (roadNY and
 #                           delaunay_n17 at both k, every partitioner); then the report and plots of
 #                           scale.yaml over everything (compare.py --report-only).
 #
-# Every phase resumes (compare.py skips what results.json has) and ends by packing results.json,
-# results.csv, report.md, the plots and the logs (not the partitions) into $OUT/scale.tgz.
+# Every phase resumes (compare.py skips what results.json has) and ends by packing the folder (results,
+# report, plots, logs, partitions) into $OUT/scale.tgz.0, .1, ... (pieces of 15 MiB); a phase on a fresh
+# machine starts from benchmarks/scale-carry/ (those pieces unpacked there and carried).
 # Installs nothing: wheels installed, PYTHONPATH and OUT set beforehand (FASTAPSP_COMMIT optional).
 # Graphs in benchmarks/data/: roadNY, delaunay_n17, roadFLA (.mtx.gz, carried); del20-unit and
 # del20-euclid are made here when absent (scripts/make_delaunay.py, ~25 s each, in parallel).
@@ -25,7 +27,7 @@ cd "$(dirname "$0")/../.."
 : "${OUT:?set OUT to the folder for the results}"
 : "${PHASE:?set PHASE to partition-cpu, partition-serial or solve}"
 SCALE=${SCALE:-/tmp/scale}  # the result folder (partitions included), kept on the machine between phases
-DEADLINE=${DEADLINE:-330}
+DEADLINE=${DEADLINE:-300}
 DATA=benchmarks/data
 mkdir -p "$OUT" "$SCALE" "$DATA"
 exec > >(tee -a "$OUT/log-$PHASE.txt") 2>&1
@@ -44,11 +46,17 @@ yaml.safe_dump(data, open(out, "w"), sort_keys=False)
 PY
 }
 
-pack() {
+pack() {  # everything, partitions included, in pieces of at most 15 MiB (the device tool's limit is 16)
     cp "$OUT"/log-*.txt "$SCALE"/ 2>/dev/null
-    tar czf "$OUT/scale.tgz" -C "$SCALE" --exclude=partitions . && say "packed $(du -h "$OUT/scale.tgz" | cut -f1)"
+    rm -f "$OUT"/scale.tgz.*
+    tar czf - -C "$SCALE" . | split -b 15M -d -a 1 - "$OUT/scale.tgz." && say "packed $(du -ch "$OUT"/scale.tgz.* | tail -1)"
 }
 trap pack EXIT
+# A fresh machine: the folder comes back from the last phase's pieces, carried in benchmarks/scale-carry/
+# (cat scale.tgz.* | tar xz -C benchmarks/scale-carry).
+if [ ! -s "$SCALE/results.json" ] && [ -s benchmarks/scale-carry/results.json ]; then
+    cp -r benchmarks/scale-carry/. "$SCALE"/ && say "restored $SCALE from benchmarks/scale-carry"
+fi
 
 case "$PHASE" in
 partition-cpu)
@@ -56,28 +64,34 @@ partition-cpu)
         set -- $args
         [ -s "$DATA/$1.mtx.gz" ] || python3 scripts/make_delaunay.py "${@:2}" -o "$DATA/$1.mtx.gz" >/dev/null &
     done
-    FASTAPSP_REFINE_GPU=1 FASTAPSP_JET_KERNELS=1 timeout 150 python3 -m pytest -q -rs -m gpu -p no:cacheprovider \
-        tests/test_jet.py tests/test_refine.py > "$SCALE/gpu-tests.txt" 2>&1
-    say "GPU tests rc $?: $(tail -1 "$SCALE/gpu-tests.txt")"
     wait
     subset "$SCALE/cpu.yaml" benchmarks/experiments/scale.yaml metis metis-vol kahip-fast kahip-eco kahip-strong \
         kahip-fastsocial kahip-ecosocial kahip-strongsocial kaminpar
     timeout $((DEADLINE + 60)) python3 benchmarks/compare.py "$SCALE/cpu.yaml" --out "$SCALE" \
-        --partition-only --jobs 14 --deadline "$DEADLINE" 2>&1 | grep -v "skipped$" | tail -n 100
+        --partition-only --jobs 14 --deadline "$DEADLINE" > "$SCALE/partition-cpu.log" 2>&1
+    grep -v "skipped$" "$SCALE/partition-cpu.log" | tail -n 100
     say "parallel partitioning done"
     subset "$SCALE/jet.yaml" benchmarks/experiments/scale.yaml jet  # on the GPU, one at a time
-    timeout 150 python3 benchmarks/compare.py "$SCALE/jet.yaml" --out "$SCALE" --partition-only 2>&1 | tail -n 12
+    timeout 120 python3 benchmarks/compare.py "$SCALE/jet.yaml" --out "$SCALE" --partition-only \
+        > "$SCALE/partition-jet.log" 2>&1
+    tail -n 12 "$SCALE/partition-jet.log"
     ;;
 partition-serial)
+    timeout 110 python3 -m pytest -q -rs -m gpu -p no:cacheprovider tests/test_jet.py tests/test_refine.py \
+        > "$SCALE/gpu-tests.txt" 2>&1
+    say "GPU tests rc $?: $(tail -1 "$SCALE/gpu-tests.txt")"
     subset "$SCALE/refined.yaml" benchmarks/experiments/scale.yaml metis+b jet+b
-    FASTAPSP_REFINE_GPU=1 timeout 560 python3 benchmarks/compare.py "$SCALE/refined.yaml" --out "$SCALE" \
-        --partition-only 2>&1 | tail -n 24
+    timeout $((560 - (SECONDS - START))) python3 benchmarks/compare.py "$SCALE/refined.yaml" --out "$SCALE" \
+        --partition-only > "$SCALE/partition-serial.log" 2>&1
+    tail -n 24 "$SCALE/partition-serial.log"
     ;;
 solve)
-    timeout 400 python3 benchmarks/compare.py benchmarks/experiments/scale_solve.yaml --out "$SCALE" \
-        --require-partitions 2>&1 | grep -v "skipped$" | tail -n 16
-    timeout 130 python3 benchmarks/compare.py benchmarks/experiments/scale_solve_small.yaml --out "$SCALE" \
-        --require-partitions 2>&1 | grep -v "skipped$" | tail -n 60
+    timeout 380 python3 benchmarks/compare.py benchmarks/experiments/scale_solve.yaml --out "$SCALE" \
+        --require-partitions > "$SCALE/solve.log" 2>&1
+    grep -v "skipped$" "$SCALE/solve.log" | tail -n 16
+    timeout $((540 - (SECONDS - START))) python3 benchmarks/compare.py benchmarks/experiments/scale_solve_small.yaml \
+        --out "$SCALE" --require-partitions > "$SCALE/solve-small.log" 2>&1
+    grep -v "skipped$" "$SCALE/solve-small.log" | tail -n 60
     timeout 40 python3 benchmarks/compare.py benchmarks/experiments/scale.yaml --out "$SCALE" --report-only \
         2>&1 | tail -n 3
     ;;
