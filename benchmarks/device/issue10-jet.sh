@@ -31,19 +31,7 @@ limit() {  # SECONDS: that limit, or what is left of the budget (at least 1)
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 echo "commit ${FASTAPSP_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"
 
-FLA="$DATA/roadFLA.mtx.gz"
-for dir in ../shared/data shared/data; do
-    [ -s "$FLA" ] || { [ -s "$dir/roadFLA.mtx.gz" ] && cp "$dir/roadFLA.mtx.gz" "$FLA"; }
-done
-DEL20="$DATA/del20-unit.mtx"
-[ -s "$DEL20" ] || { [ -s "$DEL20.gz" ] && DEL20="$DEL20.gz"; }
-making=""
-if [ ! -s "$DEL20" ]; then
-    say "making $DEL20 in the background"
-    ( timeout 100 python3 scripts/make_delaunay.py --scale 20 --seed 1 -o "$DATA/del20-unit.part.mtx" \
-        && mv "$DATA/del20-unit.part.mtx" "$DEL20" ) > "$OUT/make_delaunay.txt" 2>&1 &
-    making=$!
-fi
+source benchmarks/device/_graphs.sh  # FLA, DEL20 (made in the background when missing: $making)
 
 # 1. GPU tests.
 say "GPU tests of tests/test_jet.py (limit 150 s)"

@@ -38,19 +38,7 @@ python3 -c "import os; print('CPUs usable:', len(os.sched_getaffinity(0)), 'of',
       '| FASTAPSP_REFINE_WORKERS:', os.environ.get('FASTAPSP_REFINE_WORKERS', 'unset'))" | tee -a "$SUMMARY"
 lscpu | grep -m1 "Model name" | tee -a "$SUMMARY" || true
 
-FLA="$DATA/roadFLA.mtx.gz"
-for dir in ../shared/data shared/data; do
-    [ -s "$FLA" ] || { [ -s "$dir/roadFLA.mtx.gz" ] && cp "$dir/roadFLA.mtx.gz" "$FLA"; }
-done
-DEL20="$DATA/del20-unit.mtx"
-[ -s "$DEL20" ] || { [ -s "$DEL20.gz" ] && DEL20="$DEL20.gz"; }
-making=""
-if [ ! -s "$DEL20" ]; then
-    echo "issue10-refine: making $DEL20 in the background"
-    ( timeout 100 python3 scripts/make_delaunay.py --scale 20 --seed 1 -o "$DATA/del20-unit.part.mtx" \
-        && mv "$DATA/del20-unit.part.mtx" "$DEL20" ) > "$OUT/make_delaunay.txt" 2>&1 &
-    making=$!
-fi
+source benchmarks/device/_graphs.sh  # FLA, DEL20 (made in the background when missing: $making)
 
 PARTITIONERS=(metis metis+b jet jet+b)
 step roadFLA timeout "$(limit 70)" python3 benchmarks/partition_bench.py --graph "roadFLA=$FLA" --k 595 \
