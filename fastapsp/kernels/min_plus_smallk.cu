@@ -23,18 +23,19 @@ struct SmallKSmem {
 template <int KK>
 __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem& sm, int buf, int tx, int ty)
 {
-    if constexpr (KK > SK_MAXK) return;  // never called so (the host keeps K <= SK_MAXK)
+    if constexpr (KK <= SK_MAXK) {  // larger KK is never called (the host keeps K <= SK_MAXK)
 #pragma unroll
-    for (int kk = 0; kk < KK; ++kk) {
-        REAL a[4], b[4];
+        for (int kk = 0; kk < KK; ++kk) {
+            REAL a[4], b[4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
+            for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) b[j] = sm.b[buf][kk][4 * tx + j];
+            for (int j = 0; j < 4; ++j) b[j] = sm.b[buf][kk][4 * tx + j];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < 4; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+                for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+        }
     }
 }
 

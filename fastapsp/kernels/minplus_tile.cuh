@@ -26,6 +26,24 @@ struct MinPlusSmem {
     REAL b[MP_KC][MP_TILE];
 };
 
+// step(kk) for the rows kk of one chunk of K that has `left` rows of K from its
+// start on: all MP_KC of them, or with MP_CUT_TAIL, for a partial last chunk,
+// only `left` rounded up to 4 (the rows past K read as +inf).  Shared by
+// minplus_tile and minplus_tile_u16.
+template <class Step>
+__device__ __forceinline__ void sweep_chunk(Step&& step, int left)
+{
+    if (!MP_CUT_TAIL || left >= MP_KC) {
+#pragma unroll
+        for (int kk = 0; kk < MP_KC; ++kk) step(kk);
+    } else {
+        for (int k4 = 0; k4 < left; k4 += 4) {
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) step(k4 + kk);
+        }
+    }
+}
+
 __device__ __forceinline__ bool aligned16(const REAL* p, long long ld)
 {
     return ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)ld * sizeof(REAL)) & 15ull) == 0;
@@ -123,14 +141,6 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
 #pragma unroll
                 for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
         };
-        if (!MP_CUT_TAIL || K - k0 >= MP_KC) {
-#pragma unroll
-            for (int kk = 0; kk < MP_KC; ++kk) step(kk);
-        } else {  // the last, partial chunk: only its rows of K, in steps of 4 (the rest of a step reads +inf)
-            for (int k4 = 0; k4 < K - k0; k4 += 4) {
-#pragma unroll
-                for (int kk = 0; kk < 4; ++kk) step(k4 + kk);
-            }
-        }
+        sweep_chunk(step, K - k0);
     }
 }

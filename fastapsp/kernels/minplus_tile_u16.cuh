@@ -111,15 +111,7 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
 #pragma unroll
                 for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(a[i], b[j], acc[i][j]);
         };
-        if (!MP_CUT_TAIL || K - k0 >= MP_KC) {
-#pragma unroll
-            for (int kk = 0; kk < MP_KC; ++kk) step(kk);
-        } else {  // the last, partial chunk, as in minplus_tile
-            for (int k4 = 0; k4 < K - k0; k4 += 4) {
-#pragma unroll
-                for (int kk = 0; kk < 4; ++kk) step(k4 + kk);
-            }
-        }
+        sweep_chunk(step, K - k0);
     }
 
     if (fallback) {  // the whole tile in float32, as two 64-column tiles
