@@ -304,10 +304,23 @@ def is_partitioned(record: dict | None, settings: dict, folder: Path) -> bool:
             and (folder / record["partition_file"]).is_file())
 
 
-def _keep(records: list, index: dict, cfg: Config, record: dict, old: dict | None, settings: dict,
-          run_meta: dict | None, folder: Path) -> None:
+def describe(exc: BaseException) -> str:
+    """``Type: message`` on one line."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {message}"
+
+
+def error_record(cfg: Config, error: str) -> dict:
+    """The result of a configuration that failed (status ``error``), retried on the next run."""
+    return {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k, "partitioner": cfg.partitioner,
+            "status": "error", "error": error}
+
+
+def _keep(records: list, index: dict, cfg: Config, record: dict, settings: dict, run_meta: dict | None,
+          folder: Path) -> None:
     """Stamp ``record`` (settings, time, metadata, where its partition was made), put it in
     ``records`` in the place of ``cfg``'s old one and write results.json and results.csv."""
+    old = records[index[cfg.key]] if cfg.key in index else None
     finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
     record = {"key": cfg.key, **record, "settings": settings, "finished": finished}
     if run_meta is not None:
@@ -354,9 +367,7 @@ def _partition_task(experiment_file: str, position: int, folder: str, force: boo
         record = partition_configuration(cfg, data, exp, Path(folder), force)
         record.update(status=PARTITIONED)
     except Exception as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k, "partitioner": cfg.partitioner,
-                  "status": "error", "error": f"{type(exc).__name__}: {message}"}
+        record = error_record(cfg, describe(exc))
     return record
 
 
@@ -397,22 +408,17 @@ def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records
             if not done:  # the deadline passed: what is still running or waiting fails
                 for cfg in pending.values():
                     failed += 1
-                    record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k,
-                              "partitioner": cfg.partitioner, "status": "error",
-                              "error": f"not partitioned within the {deadline:g} s deadline (--deadline)"}
+                    record = error_record(cfg, f"not partitioned within the {deadline:g} s deadline (--deadline)")
                     print(f"{cfg.graph.name} k={cfg.k} {cfg.partitioner}: FAILED: {record['error']}",
                           file=sys.stderr, flush=True)
-                    old = records[index[cfg.key]] if cfg.key in index else None
-                    _keep(records, index, cfg, record, old, settings, run_meta, folder)
+                    _keep(records, index, cfg, record, settings, run_meta, folder)
                 break
             for future in done:
                 cfg = pending.pop(future)
                 try:
                     record = future.result()
                 except Exception as exc:  # the worker died
-                    record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k,
-                              "partitioner": cfg.partitioner, "status": "error",
-                              "error": f"{type(exc).__name__}: {exc}"}
+                    record = error_record(cfg, describe(exc))
                 record["partition_jobs"] = jobs
                 prefix = f"{cfg.graph.name} k={cfg.k} {cfg.partitioner}:"
                 if record["status"] == "error":
@@ -422,8 +428,7 @@ def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records
                     print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} partition "
                           f"{record['partition_seconds']:.3g} s ({jobs} at once), not solved (--partition-only)",
                           file=sys.stderr, flush=True)
-                old = records[index[cfg.key]] if cfg.key in index else None
-                _keep(records, index, cfg, record, old, settings, run_meta, folder)
+                _keep(records, index, cfg, record, settings, run_meta, folder)
     finally:
         for process in list(getattr(pool, "_processes", {}).values()):  # stop what the deadline cut short
             if process.is_alive():
@@ -512,13 +517,11 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
                     failed += 1
         except Exception as exc:  # recorded, reported, retried next time
             failed += 1
-            message = " ".join(str(exc).split()) or type(exc).__name__
-            record = {"graph": cfg.graph.name, "path": cfg.graph.given, "k": cfg.k, "partitioner": cfg.partitioner,
-                      "status": "error", "error": f"{type(exc).__name__}: {message}"}
+            record = error_record(cfg, describe(exc))
             print(f"{prefix} FAILED: {record['error']}", file=sys.stderr, flush=True)
             if debug:
                 traceback.print_exc()
-        _keep(records, index, cfg, record, old, settings, run_meta, folder)
+        _keep(records, index, cfg, record, settings, run_meta, folder)
 
     if not results_path.exists():
         write_json_atomic(results_path, records)

@@ -336,9 +336,10 @@ def _closure_batches(partition, components, itemsize: int, budget: int):
     quarter of ``budget``, so the batch never crowds out the kept closures.
     """
     limit = closure_batch_limit(budget)
+    sizes = partition.sizes
     batch, size = [], 0
     for p in components:
-        c = int(partition.sizes[p])
+        c = int(sizes[p])
         if c == 0:
             continue
         nbytes = c * c * itemsize
