@@ -189,3 +189,47 @@ def test_stats_under_two_ranks_equal_one_rank(tmp_path):
         np.testing.assert_allclose(a[key], b[key], rtol=1e-13, atol=0)
         if not key.startswith("harmonic"):
             np.testing.assert_array_equal(a[key], b[key])
+
+
+UNDIRECTED = {
+    "weighted": lambda: random_graph(np.random.default_rng(31), 150, 420, directed=False, weighted=True,
+                                     zero_weights=True),
+    "disconnected": lambda: disconnected_graph(np.random.default_rng(32), [40, 30, 50], directed=False,
+                                               weighted=True),
+    "isolated": lambda: with_isolated(random_graph(np.random.default_rng(33), 80, 200, directed=False,
+                                                   weighted=False), 4),
+    "real-weights": lambda: real_weights(np.random.default_rng(34), 90, 300, directed=False),
+}
+
+
+@pytest.mark.parametrize("sssp_method", ["frontier", "boundary-graph"])
+@pytest.mark.parametrize("k", [1, 5])
+@pytest.mark.parametrize("name", UNDIRECTED)
+def test_interior_rows_given_as_products_equal_the_stored_blocks(name, k, sssp_method):
+    """on_product (StatsAccumulator.update_product) sees the product and the component's own distances
+    instead of the assembled block: the same statistics, on the NumPy path (the GPU path is in
+    test_reductions_gpu.py)."""
+    graph = UNDIRECTED[name]()
+    part = partition_graph(graph, k, "metis")
+    results = []
+    for fused in (False, True):
+        acc = StatsAccumulator.for_graph(graph)
+        run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=np.float64,
+                       method=sssp_method, block_bytes=4000, on_block=acc.update,
+                       on_product=acc.update_product if fused else None)
+        results.append(acc.finalize())
+    stored, fused = results
+    assert fused.scalars == stored.scalars and fused.histogram == stored.histogram
+    for key in stored.vertex:
+        np.testing.assert_allclose(fused[key], stored[key], rtol=1e-13, atol=0, err_msg=key)
+    d = reference_apsp(graph)  # and against the dense distances
+    finite = np.isfinite(d) & ~np.eye(graph.n, dtype=bool)
+    assert fused["reachable_pairs"] == int(finite.sum())
+    np.testing.assert_allclose(fused["sum_distances"], np.where(finite, d, 0).sum(axis=1), rtol=1e-12)
+
+
+def test_update_product_checks_its_shapes():
+    acc = StatsAccumulator(4, integer=True, directed=False)
+    with pytest.raises(ValueError, match="do not fit together"):
+        acc.update_product(np.array([0, 1]), 0, np.zeros((2, 1)), np.zeros((2, 4)), np.zeros((2, 2)),
+                           np.array([0, 1]))

@@ -203,3 +203,87 @@ def test_pipeline_stats_unit_weights_undirected():
     np.testing.assert_array_equal(s.histogram["counts"], np.bincount(d[finite].astype(np.int64)))
     np.testing.assert_array_equal(s["sum_distances"], np.where(finite, d, 0).sum(axis=1).astype(np.int64))
     assert s["diameter"] == int(d[finite].max())
+
+
+def _fused_against_numpy(graph, part, dtype, sssp_method, *, block_bytes=None):
+    """Statistics through the pipeline with min_plus_stats.cu (interior rows never stored) and on NumPy."""
+    import cupy
+
+    from fastapsp.pipeline import fused_stats
+
+    acc = StatsAccumulator.for_graph(graph, "cupy")
+    on_product = fused_stats(acc, dtype)
+    assert on_product is not None  # the fused kernel serves this run
+    run_components(graph, part, range(part.k), backend="cupy", sink=NullSink(), dtype=dtype, method=sssp_method,
+                   block_bytes=block_bytes, on_block=acc.update, on_product=on_product)
+    cupy.cuda.Device().synchronize()
+    cpu = StatsAccumulator.for_graph(graph, "numpy")
+    run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=dtype, method=sssp_method,
+                   on_block=cpu.update)
+    return acc.finalize(), cpu.finalize()
+
+
+@pytest.mark.parametrize("sssp_method", ["frontier", "boundary-graph"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["unit", "integer", "disconnected", "real"])
+def test_fused_product_statistics_equal_numpy(kind, dtype, sssp_method, overlap):
+    """Undirected graphs through min_plus_stats.cu: the NumPy path's numbers (counts, histogram and
+    whole-number sums exactly, float64 sums to rounding), for several k including 1 and a component
+    per few vertices, and in column chunks."""
+    rng = np.random.default_rng(41)
+    if kind == "unit":
+        graph = random_graph(rng, 700, 1900, directed=False, weighted=False)
+    elif kind == "integer":
+        graph = random_graph(rng, 600, 1500, directed=False, weighted=True, zero_weights=True)
+    elif kind == "disconnected":
+        graph = disconnected_graph(rng, [200, 150, 90], directed=False, weighted=True)
+    else:
+        src, dst = rng.integers(0, 500, 1400), rng.integers(0, 500, 1400)
+        from fastapsp.graph import Graph
+
+        graph = Graph.from_edges(500, src, dst, rng.uniform(0.1, 3.0, 1400), directed=False, name="real")
+    for k, block_bytes in ((1, None), (6, None), (40, 20000)):
+        part = partition_graph(graph, k, "metis")
+        gpu, cpu = _fused_against_numpy(graph, part, dtype, sssp_method, block_bytes=block_bytes)
+        assert_same(gpu, cpu, exact_sums=kind != "real")
+
+
+def test_fused_product_wide_integer_distances_raise_the_level():
+    """Distances past the first histogram level (65,536 bins of width 1) and past the shared bins: the
+    kernel counts them in global bins at wider levels, and the merged histogram equals NumPy's."""
+    rng = np.random.default_rng(42)
+    from fastapsp.graph import Graph
+
+    n = 900
+    src = np.arange(n - 1)
+    weights = rng.integers(1, 4000, n - 1).astype(np.float64)  # a path: distances up to ~1.8e6
+    extra = rng.integers(0, n, (300, 2))
+    graph = Graph.from_edges(n, np.concatenate([src, extra[:, 0]]), np.concatenate([src + 1, extra[:, 1]]),
+                             np.concatenate([weights, rng.integers(5000, 90000, 300).astype(np.float64)]),
+                             directed=False, name="wide")
+    part = partition_graph(graph, 9, "metis")
+    gpu, cpu = _fused_against_numpy(graph, part, np.float32, "boundary-graph")
+    assert cpu.histogram["counts"] and cpu.scalars["diameter"] > 65536
+    assert_same(gpu, cpu, exact_sums=True)
+
+
+def test_cli_stats_with_output_none_uses_the_fused_product(tmp_path, monkeypatch):
+    """fastapsp solve --stats --output none on the GPU equals the same run with the product stored."""
+    import json
+
+    from cli_util import DATA, run_cli
+
+    outs = {}
+    for fused in ("1", "0"):
+        monkeypatch.setenv("FASTAPSP_FUSED_STATS", fused)
+        prefix = tmp_path / f"s{fused}"
+        done = run_cli("solve", DATA / "minnesota.mtx.gz", "-k", "12", "--backend", "cupy", "--output", "none",
+                       "--stats", prefix, "--quiet")
+        assert done.returncode == 0, done.stderr
+        outs[fused] = (json.loads((tmp_path / f"s{fused}.json").read_text()), np.load(f"{prefix}.npz"))
+    (j1, v1), (j0, v0) = outs["1"], outs["0"]
+    assert j1["histogram"] == j0["histogram"]
+    for key in ("diameter", "radius", "reachable_pairs", "wiener_index", "center_size", "periphery_size"):
+        assert j1[key] == j0[key], key
+    for key in v0.files:
+        np.testing.assert_allclose(v1[key], v0[key], rtol=1e-12, atol=0, err_msg=key)
