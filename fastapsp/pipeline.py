@@ -200,7 +200,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
-    ``on_product(ids, column_start, a, b, local, vertices)``, when given, takes
+    ``on_product(ids, column_start, a, b, local, vertices, minimum=)``, when given, takes
     the interior rows of each component as the product that makes them
     (:meth:`fastapsp.reductions.StatsAccumulator.update_product`): their block
     is never made, and ``on_block`` sees the boundary rows only; for runs that
@@ -401,7 +401,8 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
                 with timer("stats"):
                     on_block(vertices_host[:nb], start, rows_b[:, start : start + cols])
             with timer("min_plus"):
-                on_product(vertices_host[nb:], start, inner, rows_b[:, start : start + cols], matrix[nb:], vertices)
+                on_product(vertices_host[nb:], start, inner, rows_b[:, start : start + cols], matrix[nb:], vertices,
+                           minimum=closed is not None)
             continue
         block = xp.empty((c, cols), dtype=dtype)
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
@@ -848,8 +849,8 @@ def fused_stats(accumulator, dtype, progress=None):
     if accumulator is None or not accumulator.fused_product(dtype):
         return None
 
-    def on_product(ids, start, a, b, local, vertices):
-        accumulator.update_product(ids, start, a, b, local, vertices)
+    def on_product(ids, start, a, b, local, vertices, *, minimum):
+        accumulator.update_product(ids, start, a, b, local, vertices, minimum=minimum)
         if progress is not None:
             progress.advance(a.shape[0], b.shape[1])
 

@@ -178,14 +178,15 @@ class StatsAccumulator:
 
         return fused_supported(self) and os.environ.get("FASTAPSP_FUSED_STATS", "1") != "0"
 
-    def update_product(self, rows, column_start: int, a, b, local, vertices) -> None:
+    def update_product(self, rows, column_start: int, a, b, local, vertices, *, minimum: bool = True) -> None:
         """Add the interior rows of one component, given as the product that makes them.
 
         Row ``i`` holds ``d(rows[i], column_start + j) = min_t a[i, t] + b[t, j]``,
         except for the component's own columns: for ``vertices[q]`` among the
-        columns, the smaller of that and ``local[i, q]`` (the paths that never
-        leave the component), as :func:`fastapsp.stages.assemble_row_block` with
-        ``minimum=True`` makes it.  With :meth:`fused_product` the rows are
+        columns, the smaller of that and ``local[i, q]`` with ``minimum`` (the
+        paths that never leave the component, boundary-graph method), else
+        ``local[i, q]`` itself (the closed component, frontier method), as
+        :func:`fastapsp.stages.assemble_row_block` makes the stored block.  With :meth:`fused_product` the rows are
         reduced on the GPU where they are made and never stored; otherwise the
         block is made and passed to :meth:`update`.
 
@@ -203,6 +204,8 @@ class StatsAccumulator:
             Interior rows of the component's matrix (columns in the order of ``vertices``).
         vertices : ndarray of int, shape (c,)
             The component's vertices.
+        minimum : bool
+            Whether the own columns take the smaller value or ``local``'s.
         """
         from .stages import min_plus
 
@@ -217,7 +220,8 @@ class StatsAccumulator:
             inside = np.flatnonzero((vertices_host >= column_start) & (vertices_host < column_start + w))
             if inside.size:
                 cols = self.xp.asarray(vertices_host[inside] - column_start)
-                block[:, cols] = self.xp.minimum(block[:, cols], local[:, self.xp.asarray(inside)])
+                own = local[:, self.xp.asarray(inside)]
+                block[:, cols] = self.xp.minimum(block[:, cols], own) if minimum else own
             self.update(rows_host, column_start, block)
             return
         if column_start < 0 or column_start + w > self.n:
@@ -230,7 +234,7 @@ class StatsAccumulator:
             from .reductions_gpu import GpuStats
 
             self._gpu = GpuStats(self, self.max_distance)
-        self._gpu.update_product(rows, rows_host, column_start, a, b, local, vertices)
+        self._gpu.update_product(rows, rows_host, column_start, a, b, local, vertices, minimum)
 
     def _update_chunk(self, rows, column_start: int, x) -> None:
         xp = self.xp

@@ -157,7 +157,7 @@ class GpuStats:
                     (rows_dev, np.int32(r), np.int32(gx), p_sum, p_cnt, p_harm, p_max, acc.row_sum, acc.row_reach,
                      acc.row_harm, acc.row_max))
 
-    def update_product(self, rows, rows_host, column_start: int, a, b, local, vertices) -> None:
+    def update_product(self, rows, rows_host, column_start: int, a, b, local, vertices, minimum: bool) -> None:
         """Reduce ``min(a (x) b, local)`` (see StatsAccumulator.update_product) with min_plus_stats.cu,
         on the compute stream (it is the product), without storing it; the host does not wait."""
         cp, acc = self.cp, self.acc
@@ -184,7 +184,7 @@ class GpuStats:
         fused = get_kernel("min_plus_stats.cu", "min_plus_stats", dtype, options=self.options)
         fused((gx, gy), (_THREADS,),
               (a_, np.int64(lda), b_, np.int64(ldb), np.int32(r), np.int64(w), np.int32(k), l_, np.int64(ldl),
-               self._local[column_start:], np.float64(1.0 / acc.base_width), np.int32(self.log2bins),
+               self._local[column_start:], np.int32(bool(minimum)), np.float64(1.0 / acc.base_width), np.int32(self.log2bins),
                np.int32(shared_bins), np.int32(self.levels), self.level, self.hist, self.overflow, p_sum, p_cnt,
                p_harm, p_max),
              shared_mem=4 * shared_bins)

@@ -246,3 +246,169 @@ def test_partition_only_in_parallel_equals_one_at_a_time(tmp_path):
 
     refused = run_compare(experiment, "--out", tmp_path / "x", "--jobs", "2")
     assert refused.returncode == 2 and "--jobs: only with --partition-only" in refused.stderr
+
+
+# ----------------------------------------------------------------- sssp_method
+def compare_module(name: str):
+    """A benchmarks/compare_* module, imported as compare.py imports it."""
+    import importlib
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+
+def test_sssp_method_is_read_at_top_level_and_per_graph(tmp_path):
+    pytest.importorskip("yaml")
+    compare_experiment = compare_module("compare_experiment")
+    graphs = (f"graphs:\n  - {{path: {DATA / 'minnesota.mtx.gz'}, name: minnesota}}\n"
+              f"  - {{path: {DATA / 'minnesota.mtx.gz'}, name: own, sssp_method: frontier}}\n"
+              "k: [4]\npartitioners: [metis]\n")
+    default = compare_experiment.load_experiment(write_experiment(tmp_path, graphs))
+    assert default.sssp_method == "frontier"
+    assert [g.sssp_method for g in default.graphs] == ["frontier", "frontier"]
+
+    exp = compare_experiment.load_experiment(write_experiment(tmp_path, graphs + "sssp_method: boundary-graph\n"))
+    assert exp.sssp_method == "boundary-graph"
+    assert [g.sssp_method for g in exp.graphs] == ["boundary-graph", "frontier"]  # the graph's own value wins
+    configs = compare_experiment.configurations(exp)
+    assert [exp.settings_for(c)["sssp_method"] for c in configs] == ["boundary-graph", "frontier"]
+    assert exp.settings_for(configs[0]) == {"backend": "auto", "dtype": "float32", "output": "none",
+                                            "repetitions": 3, "check_samples": 4, "seed": 42, "imbalance": 0.03,
+                                            "sssp_method": "boundary-graph"}
+
+
+def test_bad_sssp_method_is_an_error(tmp_path):
+    pytest.importorskip("yaml")
+    compare_experiment = compare_module("compare_experiment")
+    path = write_experiment(tmp_path, TINY + "sssp_method: dijkstra\n")
+    with pytest.raises(compare_experiment.ExperimentError) as top:
+        compare_experiment.load_experiment(path)
+    assert str(top.value) == f"{path}: sssp_method: 'dijkstra' is not one of frontier, boundary-graph"
+
+    path = write_experiment(tmp_path, TINY.replace("name: minnesota}", "name: minnesota, sssp_method: auto}"))
+    with pytest.raises(compare_experiment.ExperimentError) as per_graph:
+        compare_experiment.load_experiment(path)
+    assert str(per_graph.value) == f"{path}: graphs[0]: sssp_method: 'auto' is not one of frontier, boundary-graph"
+
+    result = run_compare(path, "--out", tmp_path / "out")  # the command: one line, exit status 2
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        f"compare.py: error: {per_graph.value}"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_old_record_without_sssp_method_is_a_frontier_result(tmp_path):
+    """A stored result whose settings lack sssp_method (made before the key) counts as done for a
+    frontier experiment, not for a boundary-graph one; its saved partition serves both."""
+    pytest.importorskip("yaml")
+    compare_experiment = compare_module("compare_experiment")
+    compare_run = compare_module("compare_run")
+    old_settings = {"backend": "numpy", "dtype": "float32", "output": "none", "repetitions": 1,
+                    "check_samples": 6, "seed": 3, "imbalance": 0.03}
+    (tmp_path / "partitions").mkdir()
+    (tmp_path / "partitions" / "saved.npz").write_bytes(b"")
+    old = {"key": "minnesota/k=4/metis", "status": "ok", "settings": old_settings,
+           "partition_file": "partitions/saved.npz"}
+    frontier = compare_experiment.load_experiment(write_experiment(tmp_path, TINY))
+    boundary = compare_experiment.load_experiment(write_experiment(tmp_path, TINY + "sssp_method: boundary-graph\n"))
+    for exp, done in ((frontier, True), (boundary, False)):
+        settings = exp.settings_for(compare_experiment.configurations(exp)[0])
+        assert compare_run.is_done(old, settings) is done
+        assert compare_run.is_partitioned(old, settings, tmp_path) is True
+        # A record made with the method in its settings is done only for that method.
+        assert compare_run.is_done({**old, "settings": {**old_settings, "sssp_method": "boundary-graph"}},
+                                   settings) is (not done)
+    settings = frontier.settings_for(compare_experiment.configurations(frontier)[0])
+    assert compare_run.is_done({**old, "settings": {**old_settings, "seed": 4}}, settings) is False
+
+
+@pytest.fixture(scope="module")
+def boundary_graph_run(tmp_path_factory):
+    """The tiny experiment solved with the boundary-graph method."""
+    needs_libraries()
+    tmp = tmp_path_factory.mktemp("boundary-graph")
+    experiment = write_experiment(tmp, TINY + "sssp_method: boundary-graph\n")
+    out = tmp / "out"
+    result = run_compare(experiment, "--out", out)
+    assert result.returncode == 0, result.stderr
+    return experiment, out
+
+
+def test_boundary_graph_run_is_exact(boundary_graph_run):
+    _, out = boundary_graph_run
+    records = json.loads((out / "results.json").read_text())
+    assert [r["partitioner"] for r in records] == list(PARTITIONERS)
+    for r in records:
+        assert r["status"] == "ok" and r["sssp_method"] == "boundary-graph"
+        assert r["settings"]["sssp_method"] == "boundary-graph"
+        assert r["exact"] is True and r["max_abs_error"] == 0.0 and r["checked_rows"] == 6
+        # The boundary rows came from the boundary graph: no boundary SSSP was run.
+        assert r["stages"]["sssp"] == 0.0
+        assert r["stages"]["local_fw"] > 0 and r["stages"]["boundary_graph"] > 0
+    with open(out / "results.csv") as fh:
+        assert [row["sssp_method"] for row in csv.DictReader(fh)] == ["boundary-graph"] * 2
+    report = (out / "report.md").read_text()
+    section = report.split("## minnesota", 1)[1]
+    assert section.split("\n| k |", 1)[0].strip().endswith("Solves: boundary-graph method.")
+    assert "| total s | exact |\n" in section  # one method: no method column
+
+
+def test_frontier_run_says_so(finished):
+    out, _, _, _ = finished
+    records = json.loads((out / "results.json").read_text())
+    assert [(r["sssp_method"], r["settings"]["sssp_method"]) for r in records] == [("frontier", "frontier")] * 2
+    assert all(r["stages"]["sssp"] > 0 and r["stages"]["boundary_graph"] == 0.0 for r in records)
+    with open(out / "results.csv") as fh:
+        assert [row["sssp_method"] for row in csv.DictReader(fh)] == ["frontier"] * 2
+    assert "Solves: frontier method." in (out / "report.md").read_text()
+
+
+def test_old_results_are_kept_for_frontier_and_solved_again_for_boundary_graph(finished, tmp_path):
+    """results.json written before sssp_method (frontier results, no sssp_method anywhere): a frontier
+    experiment skips them, a boundary-graph one solves them again with the saved partitions."""
+    out, _, _, before = finished
+    copy = tmp_path / "out"
+    (copy / "partitions").mkdir(parents=True)
+    for f in (out / "partitions").iterdir():
+        (copy / "partitions" / f.name).write_bytes(f.read_bytes())
+    records = json.loads(before)
+    for r in records:
+        del r["sssp_method"], r["settings"]["sssp_method"]
+    old = json.dumps(records)
+    (copy / "results.json").write_text(old)
+
+    frontier = run_compare(write_experiment(tmp_path, TINY), "--out", copy)
+    assert frontier.returncode == 0, frontier.stderr
+    assert "[1/2] minnesota k=4 metis: done (in results.json), skipped" in frontier.stderr
+    assert "[2/2] minnesota k=4 kahip-fast: done (in results.json), skipped" in frontier.stderr
+    assert (copy / "results.json").read_text() == old
+    with open(copy / "results.csv") as fh:
+        assert [row["sssp_method"] for row in csv.DictReader(fh)] == ["frontier"] * 2
+    assert "Solves: frontier method." in (copy / "report.md").read_text()
+
+    boundary = run_compare(write_experiment(tmp_path, TINY + "sssp_method: boundary-graph\n"), "--out", copy)
+    assert boundary.returncode == 0, boundary.stderr
+    assert "[1/2] minnesota k=4 metis: cut=" in boundary.stderr and "(saved), solve" in boundary.stderr
+    after = json.loads((copy / "results.json").read_text())
+    for r, was in zip(after, records):
+        assert r["sssp_method"] == r["settings"]["sssp_method"] == "boundary-graph"
+        assert r["exact"] is True and r["partition_reused"] is True
+        assert r["edge_cut"] == was["edge_cut"] and r["partition_file"] == was["partition_file"]
+
+
+def test_report_with_two_methods_in_one_graph_has_a_method_column(boundary_graph_run, tmp_path):
+    experiment, out = boundary_graph_run
+    copy = tmp_path / "out"
+    copy.mkdir()
+    records = json.loads((out / "results.json").read_text())
+    records[1]["sssp_method"] = "frontier"
+    (copy / "results.json").write_text(json.dumps(records))
+    result = run_compare(experiment, "--out", copy, "--report-only")
+    assert result.returncode == 0, result.stderr
+    report = (copy / "report.md").read_text()
+    assert "Solves: boundary-graph and frontier methods (*method* column)." in report
+    assert "| total s | exact | method |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n" in report
+    rows = [line for line in report.splitlines() if line.startswith("| 4 |")]
+    assert [row.rsplit("|", 2)[1].strip() for row in rows] == ["boundary-graph", "frontier"]

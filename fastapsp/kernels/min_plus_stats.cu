@@ -9,8 +9,10 @@
 //   * acc = A (x) B over the tile (minplus_tile.cuh: thread (ty, tx) keeps rows
 //     4 ty .. 4 ty + 3, columns 4 tx .. 4 tx + 3);
 //   * the component's own columns (local[c] >= 0, its position in the
-//     component) take min(acc, L[row, local[c]]): the paths that never leave the
-//     component, as the assembly of the row block does (assemble.cu, minimum);
+//     component) take min(acc, L[row, local[c]]) with `minimum` (L: distances
+//     inside the component, boundary-graph method), else L[row, local[c]] (L:
+//     the closed component, exact: frontier method), as the assembly of the row
+//     block does (assemble.cu), so the values are those of the stored block;
 //   * every value is reduced as stats_block reduces a stored block: row
 //     partials (sum, finite count, sum of 1/d over d > 0, max) kept in registers
 //     over the block's tiles, the histogram counted in shared memory at the
@@ -29,7 +31,7 @@
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS, 2)
 min_plus_stats(const REAL* A, long long lda, const REAL* B, long long ldb, int M, long long N, int K, const REAL* L,
-               long long ldl, const int* local, double inv_base, int log2bins, int shared_bins, int levels,
+               long long ldl, const int* local, int minimum, double inv_base, int log2bins, int shared_bins, int levels,
                int* level_hint, unsigned long long* hist, unsigned long long* overflow, sum_t* p_sum, int* p_cnt,
                double* p_harm, REAL* p_max)
 {
@@ -76,7 +78,7 @@ min_plus_stats(const REAL* A, long long lda, const REAL* B, long long ldb, int M
             const REAL* lrow = L + (r0 + r) * ldl;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                if (loc[j] >= 0) acc[i][j] = real_min(acc[i][j], lrow[loc[j]]);
+                if (loc[j] >= 0) acc[i][j] = minimum ? real_min(acc[i][j], lrow[loc[j]]) : lrow[loc[j]];
                 const REAL v = acc[i][j];
                 if (4 * tx + j < cols && v < INF_R) {  // finite (distances are never NaN)
                     sum_t s;
