@@ -9,7 +9,7 @@ partition is saved, compressed, under ``FOLDER/partitions/`` and reused on a rer
 its quality (edge cut, boundary vertices in all and in the largest part,
 boundary-to-interior ratio, imbalance, partitioning seconds), then solve
 ``repetitions`` times in this process with :func:`fastapsp.pipeline.run_components`
-and record the per-stage seconds and the solve seconds (medians), the solve
+(with the graph's ``sssp_method``) and record the per-stage seconds and the solve seconds (medians), the solve
 plus partitioning seconds, and whether sampled rows equal SciPy's Dijkstra.
 
 FOLDER (default ``benchmarks/results/<experiment name>``) receives
@@ -27,6 +27,7 @@ Experiment file (YAML; any other key is an error)::
         k: [4, 8]           # optional, overrides the experiment's k for this graph
         format: mtx         # optional, as fastapsp solve --format
         undirected: false   # optional, as fastapsp solve --undirected
+        sssp_method: boundary-graph  # optional, overrides the experiment's sssp_method for this graph
     k: [8, 16, 32]          # k values of graphs without their own list
     partitioners: all       # 'all' (every registered one) or a list of names
     backend: auto           # auto | numpy | cupy
@@ -36,11 +37,16 @@ Experiment file (YAML; any other key is an error)::
     check_samples: 4        # rows checked against scipy.sparse.csgraph.dijkstra (0: no check)
     seed: 42                # partitioner seed, and the seed of the sampled rows
     imbalance: 0.03         # allowed imbalance of the partitioners
+    sssp_method: frontier   # where the boundary rows come from (run_components' method):
+                            # frontier (boundary SSSP over the whole graph) | boundary-graph
+                            # (each component closed, then the boundary graph; faster on large graphs)
 
 Resuming: a configuration whose result is in ``results.json`` with the same
 settings (backend, dtype, output, repetitions, check_samples, seed,
-imbalance) is skipped; ``results.json`` is rewritten atomically after every
-configuration, so an interrupted run loses at most the one in progress.
+imbalance, and its graph's sssp_method; a result stored without sssp_method
+was solved with the frontier method) is skipped; ``results.json`` is rewritten
+atomically after every configuration, so an interrupted run loses at most the
+one in progress.
 ``--force`` recomputes everything, partitions included.  Failed
 configurations are recorded (status ``error``) and retried on the next run;
 the exit status is 1 when any configuration failed.
@@ -63,13 +69,19 @@ configuration whose saved partition is missing or unusable fails instead of
 being partitioned.  ``--report-only`` runs nothing and redraws results.csv,
 report.md and the plots from results.json (say after a run was cut short).
 
-Warm-up, untimed: a tiny graph through every stage once per process (CUDA
-kernels compiled, first-call costs paid), each partitioner once on a tiny
-graph, and the largest component of each graph's first configuration.
+Warm-up, untimed: a tiny graph through every stage once per process and
+sssp_method (CUDA kernels compiled, first-call costs paid), each partitioner
+once on a tiny graph, and the largest component of each graph's first
+configuration.
+
+Each result says which method solved it (``sssp_method``), and so does each
+graph's section of report.md.  A saved partition serves either method.
 
 Exactness: with ``output: memory`` the sampled rows come from the last timed
 solve.  With ``output: none`` nothing is kept, so one more, untimed run
-computes only the components holding the sampled rows and keeps those rows.
+computes only the components holding the sampled rows (with the boundary-graph
+method: after closing every component and building the boundary graph, as the
+rows need) and keeps those rows.
 Integer weights must match exactly; other weights within a relative 1e-6
 (use ``dtype: float64`` for them).
 """

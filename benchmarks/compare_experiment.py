@@ -17,19 +17,26 @@ from fastapsp.partition import PARTITIONERS  # noqa: E402
 from fastapsp.pipeline import STAGES  # noqa: E402
 
 TOP_KEYS = ("graphs", "k", "partitioners", "backend", "repetitions", "output", "dtype", "check_samples", "seed",
-            "imbalance")
-GRAPH_KEYS = ("path", "name", "k", "format", "undirected")
+            "imbalance", "sssp_method")
+GRAPH_KEYS = ("path", "name", "k", "format", "undirected", "sssp_method")
 DEFAULTS = {"partitioners": "all", "backend": "auto", "repetitions": 3, "output": "none", "dtype": "float32",
-            "check_samples": 4, "seed": 42, "imbalance": 0.03}
-# Settings that change a result: a stored result made with other values is run again.
-SETTINGS = ("backend", "dtype", "output", "repetitions", "check_samples", "seed", "imbalance")
+            "check_samples": 4, "seed": 42, "imbalance": 0.03, "sssp_method": "frontier"}
+# Where the boundary rows come from (run_components' method): the SSSP over the whole graph, or the
+# boundary graph.
+SSSP_METHODS = ("frontier", "boundary-graph")
+# Settings that change a result: a stored result made with other values is run again.  sssp_method
+# may differ per graph, so the settings are a configuration's (Experiment.settings_for).
+SETTINGS = ("backend", "dtype", "output", "repetitions", "check_samples", "seed", "imbalance", "sssp_method")
+# What a stored result made before a setting existed was made with: results.json files written
+# before sssp_method have no such setting, and were solved with the frontier method.
+OLD_SETTINGS = {"sssp_method": "frontier"}
 REFERENCE = "metis"
 RTOL = 1e-6
 CSV_FIELDS = ("graph", "n", "m", "k", "partitioner", "status", "edge_cut", "boundary_vertices",
               "boundary_max_per_part", "boundary_vertices_before_refine", "boundary_ratio", "imbalance", "partition_seconds", "solve_seconds",
               "total_seconds", *(f"stage_{s}" for s in STAGES), "exact", "max_abs_error", "checked_rows",
-              "backend", "dtype", "output", "repetitions", "seed", "imbalance_allowed", "partition_reused",
-              "finished", "device", "commit", "partition_device", "partition_host", "error")
+              "backend", "sssp_method", "dtype", "output", "repetitions", "seed", "imbalance_allowed",
+              "partition_reused", "finished", "device", "commit", "partition_device", "partition_host", "error")
 # 'all' in an experiment: every partitioner that runs on a CPU, without the boundary refinement
 # (the thesis's comparison); jet (GPU) and the NAME+b twins are asked for by name.
 ALL_PARTITIONERS = [p for p in PARTITIONERS if not p.endswith("+b") and p != "jet"]
@@ -49,6 +56,7 @@ class GraphEntry:
     k: list[int]
     format: str | None = None
     undirected: bool = False
+    sssp_method: str = "frontier"  # the experiment's unless the graph entry has its own
 
 
 @dataclass
@@ -65,10 +73,11 @@ class Experiment:
     seed: int
     imbalance: float
     missing: list[GraphEntry] = field(default_factory=list)
+    sssp_method: str = "frontier"  # of graphs without their own
 
-    @property
-    def settings(self) -> dict:
-        return {key: getattr(self, key) for key in SETTINGS}
+    def settings_for(self, cfg: Config) -> dict:
+        """The settings of one configuration: the experiment's, with its graph's sssp_method."""
+        return {key: cfg.graph.sssp_method if key == "sssp_method" else getattr(self, key) for key in SETTINGS}
 
 
 def _k_list(value, where: str) -> list[int]:
@@ -112,6 +121,8 @@ def load_experiment(path) -> Experiment:
         if key not in TOP_KEYS:
             raise ExperimentError(f"{path}: unknown key {key!r}; allowed: {', '.join(TOP_KEYS)}")
     opts = {**DEFAULTS, **data}
+    if opts["sssp_method"] not in SSSP_METHODS:
+        raise ExperimentError(f"{path}: sssp_method: {opts['sssp_method']!r} is not one of {', '.join(SSSP_METHODS)}")
 
     default_k = _k_list(opts["k"], f"{path}: k") if "k" in opts else None
     raw_graphs = opts.get("graphs")
@@ -145,7 +156,10 @@ def load_experiment(path) -> Experiment:
         undirected = entry.get("undirected", False)
         if not isinstance(undirected, bool):
             raise ExperimentError(f"{where}: undirected: {undirected!r} is not true or false")
-        g = GraphEntry(name, _resolve(entry["path"]), entry["path"], ks, fmt, undirected)
+        method = entry.get("sssp_method", opts["sssp_method"])
+        if method not in SSSP_METHODS:
+            raise ExperimentError(f"{where}: sssp_method: {method!r} is not one of {', '.join(SSSP_METHODS)}")
+        g = GraphEntry(name, _resolve(entry["path"]), entry["path"], ks, fmt, undirected, method)
         (graphs if g.path is not None else missing).append(g)
 
     parts = opts["partitioners"]
@@ -172,7 +186,8 @@ def load_experiment(path) -> Experiment:
     if isinstance(imbalance, bool) or not isinstance(imbalance, (int, float)) or not 0 <= imbalance < 1:
         raise ExperimentError(f"{path}: imbalance: {imbalance!r} is not a number in [0, 1)")
     return Experiment(path.stem, path, graphs, parts, str(opts["backend"]), opts["repetitions"], str(opts["output"]),
-                      str(opts["dtype"]), opts["check_samples"], opts["seed"], float(imbalance), missing)
+                      str(opts["dtype"]), opts["check_samples"], opts["seed"], float(imbalance), missing,
+                      opts["sssp_method"])
 
 
 @dataclass

@@ -12,9 +12,16 @@ sys.path.insert(0, str(HERE))  # _common and the compare_* modules
 sys.path.insert(0, str(HERE.parent))  # measure this checkout's fastapsp, installed or not
 
 from _common import REPO  # noqa: E402
-from compare_experiment import CSV_FIELDS, PARTITIONED, REFERENCE, Experiment  # noqa: E402
+from compare_experiment import CSV_FIELDS, OLD_SETTINGS, PARTITIONED, REFERENCE, Experiment  # noqa: E402
 
 from fastapsp.pipeline import STAGES  # noqa: E402
+
+
+def solved_with(r: dict) -> str | None:
+    """The sssp_method that solved ``r`` (frontier for a result stored before the key); None when not solved."""
+    if r.get("status") != "ok":
+        return None
+    return r.get("sssp_method") or OLD_SETTINGS["sssp_method"]
 
 
 def write_csv(path: Path, records: list[dict]) -> None:
@@ -30,7 +37,7 @@ def write_csv(path: Path, records: list[dict]) -> None:
             row["device"], row["commit"] = meta.get("device"), meta.get("commit")
             pmeta = r.get("partition_metadata") or {}
             row["partition_device"], row["partition_host"] = pmeta.get("device"), pmeta.get("hostname")
-            row["backend"] = r.get("backend")
+            row["backend"], row["sssp_method"] = r.get("backend"), solved_with(r)
             row.update({key: r.get("settings", {}).get(key) for key in ("dtype", "output", "repetitions")})
             writer.writerow({key: ("" if row.get(key) is None else row.get(key)) for key in CSV_FIELDS})
     tmp.replace(path)
@@ -145,21 +152,29 @@ def write_report(folder: Path, exp: Experiment, records: list[dict], plots: list
     for name, rows in by_graph.items():
         first = next((r for r in rows if r.get("status") in ("ok", PARTITIONED)), None)
         size = f" (n = {first['n']:,}, m = {first['m']:,})" if first else ""
-        lines += [f"## {name}{size}", "",
-                  "| k | partitioner | cut | boundary | max/part | ratio | imbalance | partition s | solve s "
-                  "| total s | exact |",
-                  "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        lines += [f"## {name}{size}", ""]
+        # Where the boundary rows came from: one line when every solve used one method, else a column.
+        methods = list(dict.fromkeys(m for m in map(solved_with, rows) if m is not None))
+        mixed = len(methods) > 1
+        if mixed:
+            lines += [f"Solves: {' and '.join(methods)} methods (*method* column).", ""]
+        elif methods:
+            lines += [f"Solves: {methods[0]} method.", ""]
+        lines += ["| k | partitioner | cut | boundary | max/part | ratio | imbalance | partition s | solve s "
+                  "| total s | exact |" + (" method |" if mixed else ""),
+                  "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|" + ("---|" if mixed else "")]
         for r in rows:
+            method = f" {solved_with(r) or ''} |" if mixed else ""
             if r.get("status") not in ("ok", PARTITIONED):
                 error = str(r.get("error", "?")).replace("|", "\\|")
-                lines.append(f"| {r['k']} | {r['partitioner']} | | | | | | | | | error: {error} |")
+                lines.append(f"| {r['k']} | {r['partitioner']} | | | | | | | | | error: {error} |{method}")
                 continue
             solved = r["status"] == "ok"
             lines.append(
                 f"| {r['k']} | {r['partitioner']} | {r['edge_cut']:,} | {r['boundary_vertices']:,} | "
                 f"{r['boundary_max_per_part']:,} | {r['boundary_ratio']:.4f} | {r['imbalance']:.3f} | "
                 f"{_fmt_s(r['partition_seconds'])} | {_fmt_s(r.get('solve_seconds'))} | "
-                f"{_fmt_s(r.get('total_seconds'))} | {_exact_cell(r) if solved else 'not solved yet'} |")
+                f"{_fmt_s(r.get('total_seconds'))} | {_exact_cell(r) if solved else 'not solved yet'} |{method}")
         lines.append("")
 
     lines += ["## Plots", ""]

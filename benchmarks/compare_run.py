@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 import numpy as np
 
 from _common import metadata, timed, write_json_atomic  # noqa: E402
-from compare_experiment import (PARTITIONED, RTOL, Config, Experiment, ExperimentError, GraphEntry,  # noqa: E402
-                                configurations)
+from compare_experiment import (OLD_SETTINGS, PARTITIONED, RTOL, Config, Experiment, ExperimentError,  # noqa: E402
+                                GraphEntry, configurations)
 from compare_plot import write_plots  # noqa: E402
 from compare_report import write_csv, write_report  # noqa: E402
 
@@ -94,10 +94,10 @@ def _available_host_bytes() -> int:
 _WARM = set()
 
 
-def _warm_up(backend: str, dtype: str) -> None:
-    """Run a tiny graph through every stage once (BFS and weighted paths), so no timed run pays
-    for compiling CUDA kernels or for first-call costs (imports, caches) on the host."""
-    if (backend, dtype) in _WARM:
+def _warm_up(backend: str, dtype: str, method: str) -> None:
+    """Run a tiny graph through every stage of ``method`` once (BFS and weighted paths), so no timed
+    run pays for compiling CUDA kernels or for first-call costs (imports, caches) on the host."""
+    if (backend, dtype, method) in _WARM:
         return
     from fastapsp.graph import Graph
     from fastapsp.sink import NullSink
@@ -108,8 +108,8 @@ def _warm_up(backend: str, dtype: str) -> None:
         g = Graph.from_edges(n, src, dst, w, directed=False, name="warm-up")
         part = make_partition(g, (np.arange(n) >= n // 2).astype(np.int32), 2, method="warm-up", seed=0,
                               imbalance=0.0, seconds=0.0)
-        run_components(g, part, [0, 1], backend=backend, sink=NullSink(), dtype=dtype)
-    _WARM.add((backend, dtype))
+        run_components(g, part, [0, 1], backend=backend, sink=NullSink(), dtype=dtype, method=method)
+    _WARM.add((backend, dtype, method))
 
 
 def _warm_up_partitioner(name: str) -> None:
@@ -216,21 +216,23 @@ def partition_configuration(cfg: Config, data: GraphData, exp: Experiment, folde
 
 def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: str, folder: Path,
                       force: bool, require: bool = False) -> dict:
-    """Partition (or reuse the partition), solve ``repetitions`` times, check sampled rows."""
+    """Partition (or reuse the partition), solve ``repetitions`` times, check sampled rows; every
+    solve with the graph's ``sssp_method``."""
     from fastapsp.sink import MemorySink, NullSink
 
     graph = data.graph
+    method = cfg.graph.sssp_method
     part, part_path, reused = _partition(cfg, data, exp, folder, force, require)
     xp = np
     if backend == "cupy":
         import cupy as xp
-    _warm_up(backend, exp.dtype)
+    _warm_up(backend, exp.dtype, method)
     device_csr(graph, xp)  # the one upload of the graph to the GPU stays out of the first timed run
     plan = schedule_components(component_costs(part, graph.n, graph.m), 1)[0]
     if not data.warm and plan:
         # The first solve on a graph runs measurably slower (memory pools and the heap
         # grow to the graph's sizes): compute its largest component once, untimed.
-        run_components(graph, part, plan[:1], backend=backend, sink=NullSink(), dtype=exp.dtype)
+        run_components(graph, part, plan[:1], backend=backend, sink=NullSink(), dtype=exp.dtype, method=method)
         data.warm = True
     if exp.output == "memory":
         need = graph.n * graph.n * np.dtype(exp.dtype).itemsize
@@ -243,7 +245,8 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
     walls, stage_runs = [], []
     for _ in range(exp.repetitions):
         with timed(xp=xp) as t:
-            stage_runs.append(run_components(graph, part, plan, backend=backend, sink=sink, dtype=exp.dtype))
+            stage_runs.append(run_components(graph, part, plan, backend=backend, sink=sink, dtype=exp.dtype,
+                                             method=method))
         walls.append(t.seconds)
     stages = {s: float(np.median([run[s] for run in stage_runs])) for s in STAGES}
     solve = float(np.median(walls))
@@ -256,7 +259,7 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
         else:
             needed = [int(p) for p in np.unique(part.labels[data.samples])]
             rows_sink = _RowSink(graph.n, data.samples, exp.dtype)
-            run_components(graph, part, needed, backend=backend, sink=rows_sink, dtype=exp.dtype)
+            run_components(graph, part, needed, backend=backend, sink=rows_sink, dtype=exp.dtype, method=method)
             rows = rows_sink.result
             check_run = f"separate run of the {len(needed)} component(s) holding the rows"
         exact, error = _compare_rows(rows, data.reference, data.integer_weights)
@@ -265,6 +268,7 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
     return {
         **partition_fields(cfg, data, part, part_path, reused, folder),
         "backend": backend,
+        "sssp_method": method,
         "stages": stages,
         "solve_seconds": solve,
         "solve_seconds_runs": walls,
@@ -292,11 +296,15 @@ def load_results(path: Path) -> list[dict]:
 
 
 def is_done(record: dict | None, settings: dict) -> bool:
-    return bool(record) and record.get("status") == "ok" and record.get("settings") == settings
+    """A solved result made with these settings (a setting it lacks has its OLD_SETTINGS value)."""
+    if not record or record.get("status") != "ok" or record.get("settings") is None:
+        return False
+    return {**OLD_SETTINGS, **record["settings"]} == settings
 
 
 def is_partitioned(record: dict | None, settings: dict, folder: Path) -> bool:
-    """A result (solved or --partition-only) whose partition, made with these seed and imbalance, is saved."""
+    """A result (solved or --partition-only) whose partition, made with these seed and imbalance, is saved
+    (whatever its sssp_method: a partition serves either method)."""
     if not record or record.get("status") not in ("ok", PARTITIONED) or not record.get("partition_file"):
         return False
     old = record.get("settings") or {}
@@ -372,7 +380,7 @@ def _partition_task(experiment_file: str, position: int, folder: str, force: boo
 
 
 def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records: list, index: dict,
-                           settings: dict, jobs: int, deadline: float | None, force: bool) -> int:
+                           jobs: int, deadline: float | None, force: bool) -> int:
     """--partition-only with ``jobs`` worker processes, for the configurations of single-core
     partitioners not partitioned yet; returns how many failed.
 
@@ -388,8 +396,8 @@ def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records
 
     todo = [(i, cfg) for i, cfg in enumerate(configs)
             if parallel_partitioner(cfg.partitioner) and cfg.graph.path is not None
-            and (force or not is_partitioned(records[index[cfg.key]] if cfg.key in index else None, settings,
-                                             folder))]
+            and (force or not is_partitioned(records[index[cfg.key]] if cfg.key in index else None,
+                                             exp.settings_for(cfg), folder))]
     if not todo:
         return 0
     # Big graphs and slow partitioners first, so the long ones start early; a worker keeps its graph.
@@ -411,7 +419,7 @@ def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records
                     record = error_record(cfg, f"not partitioned within the {deadline:g} s deadline (--deadline)")
                     print(f"{cfg.graph.name} k={cfg.k} {cfg.partitioner}: FAILED: {record['error']}",
                           file=sys.stderr, flush=True)
-                    _keep(records, index, cfg, record, settings, run_meta, folder)
+                    _keep(records, index, cfg, record, exp.settings_for(cfg), run_meta, folder)
                 break
             for future in done:
                 cfg = pending.pop(future)
@@ -428,7 +436,7 @@ def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records
                     print(f"{prefix} cut={record['edge_cut']} boundary={record['boundary_vertices']} partition "
                           f"{record['partition_seconds']:.3g} s ({jobs} at once), not solved (--partition-only)",
                           file=sys.stderr, flush=True)
-                _keep(records, index, cfg, record, settings, run_meta, folder)
+                _keep(records, index, cfg, record, exp.settings_for(cfg), run_meta, folder)
     finally:
         for process in list(getattr(pool, "_processes", {}).values()):  # stop what the deadline cut short
             if process.is_alive():
@@ -462,18 +470,18 @@ def run(exp: Experiment, folder: Path, *, force: bool = False, debug: bool = Fal
     results_path = folder / "results.json"
     records = load_results(results_path)
     index = {r.get("key"): i for i, r in enumerate(records)}
-    settings = exp.settings
     configs = configurations(exp)
     backend = None
     run_meta = None
     loaded: dict[str, GraphData | BaseException] = {}
     failed = 0
     if partition_only and jobs > 1:
-        failed += _partition_in_parallel(exp, folder, configs, records, index, settings, jobs, deadline, force)
+        failed += _partition_in_parallel(exp, folder, configs, records, index, jobs, deadline, force)
         force = False  # what the workers just made is not made again below
     for i, cfg in enumerate(configs if not report_only else [], 1):
         prefix = f"[{i}/{len(configs)}] {cfg.graph.name} k={cfg.k} {cfg.partitioner}:"
         old = records[index[cfg.key]] if cfg.key in index else None
+        settings = exp.settings_for(cfg)  # the graph's sssp_method with the experiment's others
         if not force and is_done(old, settings):
             print(f"{prefix} done (in results.json), skipped", file=sys.stderr, flush=True)
             continue
