@@ -205,31 +205,36 @@ def test_pipeline_stats_unit_weights_undirected():
     assert s["diameter"] == int(d[finite].max())
 
 
-def _fused_against_numpy(graph, part, dtype, sssp_method, *, block_bytes=None):
-    """Statistics through the pipeline with min_plus_stats.cu (interior rows never stored) and on NumPy."""
+def _fused_and_stored(graph, part, dtype, sssp_method, *, block_bytes=None):
+    """Statistics through the GPU pipeline with min_plus_stats.cu (interior rows never stored), with the
+    row blocks stored and reduced by reduce_stats.cu, and through the NumPy pipeline."""
     import cupy
 
     from fastapsp.pipeline import fused_stats
 
-    acc = StatsAccumulator.for_graph(graph, "cupy")
-    on_product = fused_stats(acc, dtype)
-    assert on_product is not None  # the fused kernel serves this run
-    run_components(graph, part, range(part.k), backend="cupy", sink=NullSink(), dtype=dtype, method=sssp_method,
-                   block_bytes=block_bytes, on_block=acc.update, on_product=on_product)
-    cupy.cuda.Device().synchronize()
+    results = []
+    for fused in (True, False):
+        acc = StatsAccumulator.for_graph(graph, "cupy")
+        on_product = fused_stats(acc, dtype) if fused else None
+        assert (on_product is not None) == fused  # the fused kernel serves this run
+        run_components(graph, part, range(part.k), backend="cupy", sink=NullSink(), dtype=dtype,
+                       method=sssp_method, block_bytes=block_bytes, on_block=acc.update, on_product=on_product)
+        cupy.cuda.Device().synchronize()
+        results.append(acc.finalize())
     cpu = StatsAccumulator.for_graph(graph, "numpy")
     run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=dtype, method=sssp_method,
                    on_block=cpu.update)
-    return acc.finalize(), cpu.finalize()
+    return results[0], results[1], cpu.finalize()
 
 
 @pytest.mark.parametrize("sssp_method", ["frontier", "boundary-graph"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kind", ["unit", "integer", "disconnected", "real"])
-def test_fused_product_statistics_equal_numpy(kind, dtype, sssp_method, overlap):
-    """Undirected graphs through min_plus_stats.cu: the NumPy path's numbers (counts, histogram and
-    whole-number sums exactly, float64 sums to rounding), for several k including 1 and a component
-    per few vertices, and in column chunks."""
+def test_fused_product_statistics_equal_the_stored_blocks(kind, dtype, sssp_method, overlap):
+    """Undirected graphs through min_plus_stats.cu: the numbers of the same GPU run with the blocks
+    stored (counts, histogram and whole-number sums exactly, float64 sums to rounding), for several k
+    including 1 and a component per few vertices, and in column chunks.  With whole-number weights also
+    the NumPy pipeline's (with real weights the GPU and NumPy pipelines round differently)."""
     rng = np.random.default_rng(41)
     if kind == "unit":
         graph = random_graph(rng, 700, 1900, directed=False, weighted=False)
@@ -244,8 +249,10 @@ def test_fused_product_statistics_equal_numpy(kind, dtype, sssp_method, overlap)
         graph = Graph.from_edges(500, src, dst, rng.uniform(0.1, 3.0, 1400), directed=False, name="real")
     for k, block_bytes in ((1, None), (6, None), (40, 20000)):
         part = partition_graph(graph, k, "metis")
-        gpu, cpu = _fused_against_numpy(graph, part, dtype, sssp_method, block_bytes=block_bytes)
-        assert_same(gpu, cpu, exact_sums=kind != "real")
+        fused, stored, cpu = _fused_and_stored(graph, part, dtype, sssp_method, block_bytes=block_bytes)
+        assert_same(fused, stored, exact_sums=kind != "real")
+        if kind != "real":
+            assert_same(fused, cpu, exact_sums=True)
 
 
 def test_fused_product_wide_integer_distances_raise_the_level():
@@ -262,9 +269,10 @@ def test_fused_product_wide_integer_distances_raise_the_level():
                              np.concatenate([weights, rng.integers(5000, 90000, 300).astype(np.float64)]),
                              directed=False, name="wide")
     part = partition_graph(graph, 9, "metis")
-    gpu, cpu = _fused_against_numpy(graph, part, np.float32, "boundary-graph")
+    fused, stored, cpu = _fused_and_stored(graph, part, np.float32, "boundary-graph")
     assert cpu.histogram["counts"] and cpu.scalars["diameter"] > 65536
-    assert_same(gpu, cpu, exact_sums=True)
+    assert_same(fused, stored, exact_sums=True)
+    assert_same(fused, cpu, exact_sums=True)
 
 
 def test_cli_stats_with_output_none_uses_the_fused_product(tmp_path, monkeypatch):

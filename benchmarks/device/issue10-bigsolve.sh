@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Issue 10's scale comparison, second run: the million-vertex graphs (roadFLA, del20-unit, del20-euclid,
+# both k, every partitioner of experiments/scale.yaml) solved with the boundary-graph method
+# (scale.yaml's per-graph sssp_method), and the three roadNY k = 147 configurations the first run
+# (issue10-scale.sh, results/scale-h100/) did not partition.  One H100 host (16 CPU cores), three
+# phases of at most ~9.5 minutes, one device call each:
+#
+#   PHASE=partition  the single-core partitioners (metis, metis-vol, the six kahip modes, kaminpar)
+#                    14 at a time on cores 0-13 (compare.py --partition-only --jobs 14, longest
+#                    first), any not done DEADLINE s (default 420) after the start recorded as
+#                    failed; meanwhile the GPU tests run on cores 14-15 (correctness only, their
+#                    log in $OUT); then jet on the GPU, one configuration at a time.
+#   PHASE=refine     metis+b and jet+b (one at a time: the cuts use every core, the cluster moves
+#                    the GPU), then solves as long as the call lasts.
+#   PHASE=solve      the solves with the saved partitions (--require-partitions), then the report
+#                    and plots of scale.yaml over everything (compare.py --report-only).
+#
+# Every phase resumes (compare.py skips what results.json holds) and ends by packing the result folder
+# (results, report, plots, logs, partitions) into $OUT/scale.tgz.0, .1, ... (pieces of 15 MiB); a phase
+# on a fresh machine starts from benchmarks/scale-carry/ (those pieces unpacked there and carried).
+# A fresh folder starts from the committed results/scale-h100/results.json (the small graphs' solves).
+# Installs nothing: wheels installed, PYTHONPATH and OUT set beforehand (FASTAPSP_COMMIT optional).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+: "${OUT:?set OUT to the folder for the results}"
+: "${PHASE:?set PHASE to partition, refine or solve}"
+SCALE=${SCALE:-/tmp/scale}
+DEADLINE=${DEADLINE:-420}
+DATA=benchmarks/data
+EXP=benchmarks/experiments/scale.yaml
+BIG=roadFLA,del20-unit,del20-euclid
+mkdir -p "$OUT" "$SCALE" "$DATA"
+exec > >(tee -a "$OUT/log-$PHASE.txt") 2>&1
+START=$SECONDS
+say() { echo "issue10-bigsolve: [$((SECONDS - START)) s] $*"; }
+left() { echo $((${1:-560} - (SECONDS - START))); }
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
+say "phase $PHASE, commit ${FASTAPSP_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}, $(nproc) cores"
+
+subset() {  # FILE GRAPHS K PARTITIONERS: scale.yaml with only these graphs (comma list), k (comma list or
+            # 'all') and partitioners (comma list); same settings, so the result keys are the same
+    python3 - "$EXP" "$@" <<'PY'
+import sys, yaml
+source, out, graphs, ks, names = sys.argv[1:6]
+data = yaml.safe_load(open(source))
+keep = graphs.split(",")
+data["graphs"] = [g for g in data["graphs"] if g["name"] in keep]
+if ks != "all":
+    for g in data["graphs"]:
+        g["k"] = [k for k in g["k"] if str(k) in ks.split(",")]
+data["partitioners"] = names.split(",")
+yaml.safe_dump(data, open(out, "w"), sort_keys=False)
+PY
+}
+
+pack() {
+    cp "$OUT"/log-*.txt "$SCALE"/ 2>/dev/null
+    rm -f "$OUT"/scale.tgz.*
+    tar czf - -C "$SCALE" . | split -b 15M -d -a 1 - "$OUT/scale.tgz." && say "packed $(du -ch "$OUT"/scale.tgz.* | tail -1)"
+}
+trap pack EXIT
+if [ ! -s "$SCALE/results.json" ]; then
+    if [ -s benchmarks/scale-carry/results.json ]; then
+        cp -r benchmarks/scale-carry/. "$SCALE"/ && say "restored $SCALE from benchmarks/scale-carry"
+    else
+        cp benchmarks/results/scale-h100/results.json "$SCALE"/ && say "started from results/scale-h100/results.json"
+    fi
+fi
+
+making=()  # the del20 graphs, made here when absent (~25 s each, side by side)
+for args in "del20-unit --scale 20 --seed 1" "del20-euclid --scale 20 --seed 1 --weights euclidean"; do
+    set -- $args
+    if [ ! -s "$DATA/$1.mtx.gz" ]; then
+        python3 scripts/make_delaunay.py "${@:2}" -o "$DATA/$1.mtx.gz" >/dev/null &
+        making+=($!)
+    fi
+done
+for pid in "${making[@]}"; do wait "$pid"; done  # only these: a plain `wait` would wait for the tee above
+
+CPU=metis,metis-vol,kahip-fast,kahip-eco,kahip-strong,kahip-fastsocial,kahip-ecosocial,kahip-strongsocial,kaminpar
+case "$PHASE" in
+partition)
+    subset "$SCALE/cpu-big.yaml" "$BIG" all "$CPU"
+    subset "$SCALE/cpu-roadny.yaml" roadNY 147 kahip-strong,kahip-strongsocial,kaminpar
+    # GPU tests beside the partitioners, on the two cores these leave free (correctness, not timing).
+    ( taskset -c 14,15 timeout $((DEADLINE + 60)) python3 -m pytest -q -m gpu -p no:cacheprovider tests \
+        > "$OUT/gpu-tests.txt" 2>&1; echo "exit $?" >> "$OUT/gpu-tests.txt" ) &
+    tests=$!
+    for exp in cpu-roadny cpu-big; do
+        taskset -c 0-13 timeout $((DEADLINE + 40)) python3 benchmarks/compare.py "$SCALE/$exp.yaml" --out "$SCALE" \
+            --partition-only --jobs 14 --deadline "$DEADLINE" > "$SCALE/partition-$exp.log" 2>&1
+        say "$exp: $(grep -c 'at once' "$SCALE/partition-$exp.log") done, $(grep -c FAILED "$SCALE/partition-$exp.log") failed"
+    done
+    wait "$tests"
+    say "GPU tests: $(tail -n 2 "$OUT/gpu-tests.txt" | tr '\n' ' ')"
+    subset "$SCALE/jet-big.yaml" "$BIG" all jet
+    timeout "$(left)" python3 benchmarks/compare.py "$SCALE/jet-big.yaml" --out "$SCALE" --partition-only \
+        > "$SCALE/partition-jet-big.log" 2>&1
+    say "jet: $(grep -c 'partition .* s (new)' "$SCALE/partition-jet-big.log") partitions"
+    ;;
+refine)
+    subset "$SCALE/refined-big.yaml" "$BIG" all metis+b,jet+b
+    timeout "$(left 480)" python3 benchmarks/compare.py "$SCALE/refined-big.yaml" --out "$SCALE" --partition-only \
+        > "$SCALE/partition-refined-big.log" 2>&1
+    grep "+b" "$SCALE/partition-refined-big.log" | tail -n 12
+    subset "$SCALE/solve-fla.yaml" roadFLA all "$CPU,jet,jet+b,metis+b"
+    timeout "$(left)" python3 benchmarks/compare.py "$SCALE/solve-fla.yaml" --out "$SCALE" --require-partitions \
+        > "$SCALE/solve-fla.log" 2>&1
+    grep -c "exact" "$SCALE/solve-fla.log"
+    ;;
+solve)
+    subset "$SCALE/solve-big.yaml" "roadNY,$BIG" all "$CPU,jet,jet+b,metis+b"
+    timeout "$(left 545)" python3 benchmarks/compare.py "$SCALE/solve-big.yaml" --out "$SCALE" --require-partitions \
+        > "$SCALE/solve-big.log" 2>&1
+    grep -v "skipped$" "$SCALE/solve-big.log" | tail -n 8
+    timeout 30 python3 benchmarks/compare.py "$EXP" --out "$SCALE" --report-only 2>&1 | tail -n 3
+    ;;
+*)
+    say "unknown PHASE $PHASE"; exit 2 ;;
+esac
+say "done"
