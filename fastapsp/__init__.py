@@ -232,7 +232,7 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
 
     from .backend import resolve_backend
     from .partition import partition_graph as _partition
-    from .pipeline import DTYPES, fused_stats, run_components
+    from .pipeline import DTYPES, run_components
     from .reductions import StatsAccumulator
     from .sink import NullSink
 
@@ -244,7 +244,7 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     backend = resolve_backend(backend)
     accumulator = StatsAccumulator.for_graph(graph, backend)
     run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
-                   on_block=accumulator.update, on_product=fused_stats(accumulator, dtype))
+                   on_block=accumulator.update)
     return accumulator.finalize()
 
 

@@ -185,7 +185,7 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    method: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
-                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None, on_product=None) -> dict:
+                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``method`` says where the boundary rows come from.  ``"frontier"``: the
@@ -200,11 +200,6 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
-    ``on_product(ids, column_start, a, b, local, vertices, minimum=)``, when given, takes
-    the interior rows of each component as the product that makes them
-    (:meth:`fastapsp.reductions.StatsAccumulator.update_product`): their block
-    is never made, and ``on_block`` sees the boundary rows only; for runs that
-    copy nothing to the host (``--stats`` with ``--output none``).
     ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
     chosen sources: other components are skipped (``--sources``).
     ``pred_sink``, when given, receives the int32 predecessor block of every
@@ -261,7 +256,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             else:
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                           on_block=on_block, closed=matrix, on_product=on_product)
+                           on_block=on_block, closed=matrix)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -291,7 +286,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
-                       paths=paths, on_product=on_product)
+                       paths=paths)
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -376,7 +371,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None, paths=None, on_product=None):
+               on_block=None, closed=None, paths=None):
     """Stages 2-6 of one component, its boundary rows already computed.
 
     With ``closed`` (the component closed over its own arcs, boundary-graph
@@ -396,14 +391,6 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     width = _column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
     for start in range(0, n, width):
         cols = min(width, n - start)
-        if on_product is not None:  # fused --stats: the interior rows are reduced as they are made, never stored
-            if on_block is not None:
-                with timer("stats"):
-                    on_block(vertices_host[:nb], start, rows_b[:, start : start + cols])
-            with timer("min_plus"):
-                on_product(vertices_host[nb:], start, inner, rows_b[:, start : start + cols], matrix[nb:], vertices,
-                           minimum=closed is not None)
-            continue
         block = xp.empty((c, cols), dtype=dtype)
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
         with timer("min_plus"):
@@ -774,9 +761,6 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     progress = make_progress([partition.sizes[p] for p in plan[0]] if method != "sssp" else [sources.size],
                              graph.n, rank=comm.rank, quiet=opts.quiet)
     on_block = chain(None if accumulator is None else accumulator.update, sampler, progress)
-    on_product = None
-    if not sink.needs_host and pred_sink is None and sampler is None and selection is None and method != "sssp":
-        on_product = fused_stats(accumulator, compute_dtype, progress)
     verified = {}
     try:
         # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
@@ -797,7 +781,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
                                          method=sssp_method, seed=opts.seed, timer=timer, cleanup=cleanup,
-                                         pred_sink=pred_sink, on_product=on_product, **extra)
+                                         pred_sink=pred_sink, **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
         if partition is not None:
@@ -839,22 +823,6 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         report["stats"] = {key: value for key, value in stats.to_json_dict().items()
                            if key not in ("histogram", "per_vertex")}
     return report, sink
-
-
-def fused_stats(accumulator, dtype, progress=None):
-    """``on_product`` of :func:`run_components` for ``--stats`` when nothing goes to the host: the
-    interior rows are reduced inside the min-plus product (``kernels/min_plus_stats.cu``); None
-    where that kernel does not serve (no accumulator, NumPy, directed graphs: see
-    :meth:`fastapsp.reductions.StatsAccumulator.fused_product`)."""
-    if accumulator is None or not accumulator.fused_product(dtype):
-        return None
-
-    def on_product(ids, start, a, b, local, vertices, *, minimum):
-        accumulator.update_product(ids, start, a, b, local, vertices, minimum=minimum)
-        if progress is not None:
-            progress.advance(a.shape[0], b.shape[1])
-
-    return on_product
 
 
 def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None, keep=None):

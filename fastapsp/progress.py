@@ -31,11 +31,7 @@ class Progress:
         self.bar.set_postfix_str(f"components {finished}/{self.ends.size}", refresh=False)
 
     def __call__(self, ids, column_start, block) -> None:
-        self.advance(block.shape[0], block.shape[1])
-
-    def advance(self, rows: int, columns: int) -> None:
-        """Count ``rows`` rows of ``columns`` columns as done (a block that was never stored: fused --stats)."""
-        rows = rows * columns / self.n
+        rows = block.shape[0] * block.shape[1] / self.n
         self.done += rows
         self._set_postfix()
         self.bar.update(rows)

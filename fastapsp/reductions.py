@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,73 +167,6 @@ class StatsAccumulator:
         step = max(1, _CHUNK_ELEMENTS // w)
         for a0 in range(0, r, step):
             self._update_chunk(rows_dev[a0 : a0 + step], column_start, block[a0 : a0 + step])
-
-    def fused_product(self, dtype) -> bool:
-        """Whether :meth:`update_product` reduces products of ``dtype`` without storing them (CuPy,
-        undirected graphs, float32/float64; ``FASTAPSP_FUSED_STATS=0`` turns it off)."""
-        if self.xp is np or self.directed or np.dtype(dtype) not in (np.float32, np.float64):
-            return False
-        from .reductions_gpu import fused_supported
-
-        return fused_supported(self) and os.environ.get("FASTAPSP_FUSED_STATS", "1") != "0"
-
-    def update_product(self, rows, column_start: int, a, b, local, vertices, *, minimum: bool = True) -> None:
-        """Add the interior rows of one component, given as the product that makes them.
-
-        Row ``i`` holds ``d(rows[i], column_start + j) = min_t a[i, t] + b[t, j]``,
-        except for the component's own columns: for ``vertices[q]`` among the
-        columns, the smaller of that and ``local[i, q]`` with ``minimum`` (the
-        paths that never leave the component, boundary-graph method), else
-        ``local[i, q]`` itself (the closed component, frontier method), as
-        :func:`fastapsp.stages.assemble_row_block` makes the stored block.  With :meth:`fused_product` the rows are
-        reduced on the GPU where they are made and never stored; otherwise the
-        block is made and passed to :meth:`update`.
-
-        Parameters
-        ----------
-        rows : ndarray of int, shape (r,)
-            Vertex of every row (the component's interior vertices).
-        column_start : int
-            Vertex of the first column.
-        a : ndarray, shape (r, t)
-            Interior-to-boundary distances.
-        b : ndarray, shape (t, w)
-            Boundary rows, columns ``column_start .. column_start + w - 1``.
-        local : ndarray, shape (r, c)
-            Interior rows of the component's matrix (columns in the order of ``vertices``).
-        vertices : ndarray of int, shape (c,)
-            The component's vertices.
-        minimum : bool
-            Whether the own columns take the smaller value or ``local``'s.
-        """
-        from .stages import min_plus
-
-        r, w = a.shape[0], b.shape[1]
-        rows_host = np.asarray(rows.get() if hasattr(rows, "get") else rows, dtype=np.int64)
-        if rows_host.shape != (r,) or local.shape[0] != r or a.shape[1] != b.shape[0]:
-            raise ValueError(f"update_product: rows {rows_host.shape}, a {a.shape}, b {b.shape} and local "
-                             f"{local.shape} do not fit together")
-        if not self.fused_product(b.dtype):
-            block = min_plus(a, b)
-            vertices_host = np.asarray(vertices.get() if hasattr(vertices, "get") else vertices)
-            inside = np.flatnonzero((vertices_host >= column_start) & (vertices_host < column_start + w))
-            if inside.size:
-                cols = self.xp.asarray(vertices_host[inside] - column_start)
-                own = local[:, self.xp.asarray(inside)]
-                block[:, cols] = self.xp.minimum(block[:, cols], own) if minimum else own
-            self.update(rows_host, column_start, block)
-            return
-        if column_start < 0 or column_start + w > self.n:
-            raise ValueError(f"column_start: columns {column_start}..{column_start + w - 1} leave 0..{self.n - 1}")
-        if r == 0 or w == 0:
-            return
-        inside = (rows_host >= column_start) & (rows_host < column_start + w)
-        self.diagonal[rows_host[inside]] += 1
-        if self._gpu is None:
-            from .reductions_gpu import GpuStats
-
-            self._gpu = GpuStats(self, self.max_distance)
-        self._gpu.update_product(rows, rows_host, column_start, a, b, local, vertices, minimum)
 
     def _update_chunk(self, rows, column_start: int, x) -> None:
         xp = self.xp

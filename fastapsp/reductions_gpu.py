@@ -24,23 +24,13 @@ import numpy as np
 
 from .kernels import get_kernel
 
-__all__ = ["GpuStats", "fused_supported", "kernel_supports"]
+__all__ = ["GpuStats", "kernel_supports"]
 
 _TILE_COLS = 2048  # columns per block of stats_block (ST_TILE_COLS)
 _THREADS = 256
 _SHARED_BYTES = 44 * 1024  # shared-memory bins per block (the rest of 48 KiB holds row partials)
 _FINE_BITS = 62  # fine indices below 2**62 are counted (ST_FINE_LIMIT)
 _MIN_SLAB_ROWS = 64  # rows per block at least: the shared bins are cleared and flushed once per block
-_FUSED_TILE = 64  # rows and columns of a tile of min_plus_stats (MP_TILE)
-_FUSED_COLS = 8 * _FUSED_TILE  # columns per block of min_plus_stats (MPS_CT tiles)
-# Shared bins of min_plus_stats: with its product tiles (8.3 KiB in float32, 16.5 KiB in float64)
-# they stay within the 48 KiB a block may have without opting in.
-_FUSED_SHARED_BYTES = {4: 36 * 1024, 8: 28 * 1024}
-
-
-def fused_supported(acc) -> bool:
-    """Whether ``min_plus_stats.cu`` serves this accumulator (undirected; base width 1 for whole numbers)."""
-    return not acc.directed and (not acc.integer or acc.base_width == 1.0)
 
 
 def kernel_supports(acc, block) -> bool:
@@ -92,7 +82,6 @@ class GpuStats:
             # CUDA clamps a priority past the device's range to its highest (-5 on current GPUs).
             self.stream = cp.cuda.Stream(non_blocking=True, priority=-100)
         self._held = None  # (block, event): the last block, until its reduction is ordered before reuse
-        self._local = None  # update_product: each column's position in the current component (-1: outside)
 
     def device_rows(self, rows, rows_host: np.ndarray):
         """The row ids on the device; the copy of the last host array is reused (a component's column chunks)."""
@@ -157,43 +146,6 @@ class GpuStats:
                     (rows_dev, np.int32(r), np.int32(gx), p_sum, p_cnt, p_harm, p_max, acc.row_sum, acc.row_reach,
                      acc.row_harm, acc.row_max))
 
-    def update_product(self, rows, rows_host, column_start: int, a, b, local, vertices, minimum: bool) -> None:
-        """Reduce ``min(a (x) b, local)`` (see StatsAccumulator.update_product) with min_plus_stats.cu,
-        on the compute stream (it is the product), without storing it; the host does not wait."""
-        cp, acc = self.cp, self.acc
-        r, k = a.shape
-        w = b.shape[1]
-        dtype = b.dtype
-        item = dtype.itemsize
-        a, b, local = (x if x.dtype == dtype else x.astype(dtype) for x in (a, b, local))
-        a_, lda = _row_major(cp, a)
-        b_, ldb = _row_major(cp, b)
-        l_, ldl = _row_major(cp, local)
-        if self._local is None or self._local.dtype != cp.int32:
-            self._local = cp.full(acc.n, -1, dtype=cp.int32)  # column -> its position in the component, or -1
-        vertices = cp.asarray(vertices)
-        self._local[vertices] = cp.arange(vertices.size, dtype=cp.int32)
-        gx = -(-r // _FUSED_TILE)
-        gy = -(-w // _FUSED_COLS)
-        sum_type = cp.int64 if acc.integer else cp.float64
-        p_sum = cp.empty((r, gy), dtype=sum_type)
-        p_cnt = cp.empty((r, gy), dtype=cp.int32)
-        p_harm = cp.empty((r, gy), dtype=cp.float64)
-        p_max = cp.empty((r, gy), dtype=dtype)
-        shared_bins = int(min(acc.bins, _FUSED_SHARED_BYTES[item] // 4))
-        fused = get_kernel("min_plus_stats.cu", "min_plus_stats", dtype, options=self.options)
-        fused((gx, gy), (_THREADS,),
-              (a_, np.int64(lda), b_, np.int64(ldb), np.int32(r), np.int64(w), np.int32(k), l_, np.int64(ldl),
-               self._local[column_start:], np.int32(bool(minimum)), np.float64(1.0 / acc.base_width), np.int32(self.log2bins),
-               np.int32(shared_bins), np.int32(self.levels), self.level, self.hist, self.overflow, p_sum, p_cnt,
-               p_harm, p_max),
-             shared_mem=4 * shared_bins)
-        self._local[vertices] = -1
-        rows_kernel = get_kernel("reduce_stats.cu", "stats_rows", dtype, options=self.options)
-        rows_kernel((-(-r // (_THREADS // 32)),), (_THREADS,),
-                    (self.device_rows(rows, rows_host), np.int32(r), np.int32(gy), p_sum, p_cnt, p_harm, p_max,
-                     acc.row_sum, acc.row_reach, acc.row_harm, acc.row_max))
-
     def level_reached(self) -> int:
         """The widest level any counted distance needed (waits for the GPU)."""
         self.release()
@@ -217,12 +169,3 @@ class GpuStats:
             else:
                 out[: bins >> shift] += part.reshape(bins >> shift, 1 << shift).sum(axis=1)
         return out
-
-
-def _row_major(cp, x):
-    """``x`` (2-D) with unit column stride and its leading dimension in elements (a copy when needed)."""
-    item = x.itemsize
-    r, w = x.shape
-    if not (w <= 1 or x.strides[1] == item) or x.strides[0] < 0 or x.strides[0] % item:
-        x = cp.ascontiguousarray(x)
-    return x, (x.strides[0] // item if r > 1 else max(w, 1))

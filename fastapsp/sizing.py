@@ -97,14 +97,16 @@ def _width(c: int, nb: int, n: int, itemsize: int, available: int, block_bytes) 
     return int(max(min(n, 32), min(n, (available - fixed) // max(1, c * itemsize * 2))))
 
 
-def _sssp_work(n: int, sources: int, itemsize: int, unit: bool, gpu: bool) -> int:
+def _sssp_work(n: int, sources: int, itemsize: int, unit: bool, gpu: bool, per_pass: int = _SSSP_BATCH) -> int:
     """What the SSSP of ``sources`` holds besides its rows: the GPU's buffers, or SciPy's float64 result."""
-    return _sssp_buffers(n, sources, itemsize, unit) if gpu else sources * n * 8
+    return _sssp_buffers(n, sources, itemsize, unit, per_pass) if gpu else sources * n * 8
 
 
-def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool) -> int:
-    """The GPU SSSP's own arrays for one pass: distances (n x 32 words), flags, stamps and queues."""
-    batch = min(_SSSP_BATCH, max(1, sources))
+def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool, per_pass: int = _SSSP_BATCH) -> int:
+    """The GPU SSSP's own arrays for one pass of at most ``per_pass`` sources: distances (n x 32 words),
+    flags, stamps and queues (``FASTAPSP_SSSP_BATCH`` caps the pass, as in stages/_cuda.py)."""
+    per_pass = min(per_pass, int(os.environ.get("FASTAPSP_SSSP_BATCH", per_pass)))
+    batch = min(_SSSP_BATCH, per_pass, max(1, sources))
     words = -(-batch // 32)
     return n * 32 * words * itemsize + (3 if unit else 2) * n * words * 4 + n * 4 + 2 * n * 4 + 12
 
@@ -124,7 +126,7 @@ def sssp_memory(graph, counts, *, dtype, backend: str, output: str, block_bytes=
     run sizes it, from ``block_bytes`` or a quarter of ``available``) and of
     the SSSP computing it; host memory and seconds as :func:`dry_run` gives them.
     """
-    from .sources import sssp_batch, sssp_seconds
+    from .sources import SOURCES_SSSP_BATCH, sssp_batch, sssp_seconds
 
     itemsize = np.dtype(dtype).itemsize
     n = graph.n
@@ -135,7 +137,8 @@ def sssp_memory(graph, counts, *, dtype, backend: str, output: str, block_bytes=
     ranks = []
     for rank, count in enumerate(counts):
         batch = min(int(count), sssp_batch(n, row_bytes, budget))
-        peak = csr + batch * n * row_bytes + _sssp_work(n, batch, itemsize, bool(graph.unit_weights), gpu)
+        peak = csr + batch * n * row_bytes + _sssp_work(n, batch, itemsize, bool(graph.unit_weights), gpu,
+                                                        SOURCES_SSSP_BATCH)
         host = 0
         if gpu and output != "none":
             host = _staging_bytes(batch, n, itemsize) + (_staging_bytes(batch, n, 4) if predecessors else 0)

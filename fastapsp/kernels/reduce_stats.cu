@@ -32,13 +32,57 @@
 // for undirected graphs, whose column sums are the row sums (no column partials);
 // ST_NO_HIST and ST_NO_HARM leave those parts out (benchmarks/stats_kernel_bench.py).
 #include "common.cuh"
-#include "stats_common.cuh"
 
 #define ST_THREADS 256
 #define ST_WARPS (ST_THREADS / 32)
 #define ST_CPT 8                            // columns per thread
 #define ST_TILE_COLS (ST_THREADS * ST_CPT)  // columns per block
 #define ST_BATCH 8                          // rows whose partials are reduced together
+#define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
+#define ST_NOT_COUNTED (-2ll)                  // an unreachable entry: no bin
+
+#ifdef STATS_INTEGER
+typedef long long sum_t;
+#else
+typedef double sum_t;
+#endif
+
+__device__ __forceinline__ float st_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double st_max(double a, double b) { return fmax(a, b); }
+
+__device__ __forceinline__ void atomic_add_sum(long long* p, long long v)
+{
+    atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
+}
+__device__ __forceinline__ void atomic_add_sum(double* p, double v) { atomicAdd(p, v); }
+
+// Count fine index f (< 0: too large) at the block's level, or at the smallest level holding it.
+__device__ __forceinline__ void st_count(long long f, int level, int log2bins, int shared_bins, int levels,
+                                         unsigned int* sh_hist, int* sh_want, unsigned long long* hist,
+                                         unsigned long long* overflow, unsigned int count = 1u)
+{
+    if (f < 0) {
+        atomicAdd(overflow, (unsigned long long)count);
+        return;
+    }
+    const long long bins = 1ll << log2bins;
+    const long long i = f >> level;
+    if (i < bins) {
+        if (i < shared_bins)
+            atomicAdd(sh_hist + i, count);
+        else
+            atomicAdd(hist + (long long)level * bins + i, (unsigned long long)count);
+        return;
+    }
+    // f >= bins << level: the level whose bins hold f is 1 + (highest bit of f) - log2bins > level.
+    const int L = (63 - __clzll(f)) - log2bins + 1;
+    if (L >= levels) {
+        atomicAdd(overflow, (unsigned long long)count);
+        return;
+    }
+    atomicAdd(hist + (long long)L * bins + (f >> L), (unsigned long long)count);
+    atomicMax(sh_want, L);
+}
 
 extern "C" __global__ void __launch_bounds__(ST_THREADS)
 stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int rows_per_slab, double inv_base,
@@ -91,7 +135,15 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
             long long f = ST_NOT_COUNTED;
             if (v < INF_R) {  // finite (distances are never NaN)
                 sum_t s;
-                f = st_value(v, inv_base, s);
+#ifdef STATS_INTEGER
+                f = v < (REAL)ST_FINE_LIMIT ? (long long)v : -1ll;
+                s = f;
+#else
+                const double zd = (double)v;
+                const double q = zd * inv_base;
+                f = q < ST_FINE_LIMIT ? (long long)q : -1ll;  // truncation is floor for q >= 0
+                s = zd;
+#endif
                 rs += s;
                 rc += 1;
 #ifndef ST_NO_COLS
