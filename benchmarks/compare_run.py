@@ -34,28 +34,23 @@ from fastapsp.pipeline import STAGES, run_components  # noqa: E402
 from fastapsp.schedule import component_costs, schedule_components  # noqa: E402
 
 # ------------------------------------------------------------------ measuring
-class _RowSink:
-    """Keeps only the rows of ``rows`` (a sink for run_components, like fastapsp.sink.MemorySink)."""
-
-    needs_host = True
-    path = None
+class _RowCapture:
+    """An ``on_block`` consumer keeping a host copy of the rows of ``rows`` as the timed run makes them
+    (with ``output: none`` nothing else keeps them): the check reads the timed run's own rows."""
 
     def __init__(self, n: int, rows: np.ndarray, dtype) -> None:
         self.position = np.full(n, -1, dtype=np.int64)
         self.position[rows] = np.arange(rows.size)
         self.result = np.full((rows.size, n), np.nan, dtype=dtype)
 
-    def write(self, vertices, column_start, block) -> None:
-        where = self.position[vertices]
-        keep = where >= 0
-        if keep.any():
-            self.result[where[keep], column_start : column_start + block.shape[1]] = block[keep]
-
-    def commit(self) -> None:
-        return None
-
-    def abort(self) -> None:
-        return None
+    def __call__(self, vertices, column_start, block) -> None:
+        ids = vertices.get() if hasattr(vertices, "get") else np.asarray(vertices)
+        where = self.position[ids]
+        keep = np.flatnonzero(where >= 0)
+        if keep.size:
+            rows = block[keep]
+            self.result[where[keep], column_start : column_start + block.shape[1]] = (
+                rows.get() if hasattr(rows, "get") else rows)
 
 
 class GraphData:
@@ -244,9 +239,10 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
         sink = NullSink()
     walls, stage_runs = [], []
     for _ in range(exp.repetitions):
+        capture = _RowCapture(graph.n, data.samples, exp.dtype) if exp.output != "memory" else None
         with timed(xp=xp) as t:
             stage_runs.append(run_components(graph, part, plan, backend=backend, sink=sink, dtype=exp.dtype,
-                                             method=method))
+                                             method=method, on_block=capture))
         walls.append(t.seconds)
     stages = {s: float(np.median([run[s] for run in stage_runs])) for s in STAGES}
     solve = float(np.median(walls))
@@ -257,11 +253,8 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
             rows = sink.result[data.samples]
             check_run = "last timed run"
         else:
-            needed = [int(p) for p in np.unique(part.labels[data.samples])]
-            rows_sink = _RowSink(graph.n, data.samples, exp.dtype)
-            run_components(graph, part, needed, backend=backend, sink=rows_sink, dtype=exp.dtype, method=method)
-            rows = rows_sink.result
-            check_run = f"separate run of the {len(needed)} component(s) holding the rows"
+            rows = capture.result
+            check_run = "last timed run (its blocks holding the rows copied as they were made)"
         exact, error = _compare_rows(rows, data.reference, data.integer_weights)
     del sink
 
@@ -359,6 +352,23 @@ def parallel_partitioner(name: str) -> bool:
     return not name.startswith("jet") and not name.endswith("+b")
 
 
+# Single-core partitioners from the slowest to the quickest (benchmarks/results/scale-h100: kahip-strong
+# takes ~25-60 s where metis takes 0.2-1.8 s); others after them.
+_SLOWEST_FIRST = ("kahip-strong", "kahip-strongsocial", "kahip-ecosocial", "kahip-eco", "kahip-fastsocial",
+                  "kaminpar", "kahip-fast", "metis-vol", "metis")
+
+
+def _slowness(name: str) -> int:
+    return _SLOWEST_FIRST.index(name) if name in _SLOWEST_FIRST else len(_SLOWEST_FIRST)
+
+
+def _file_size(path) -> int:
+    try:
+        return Path(path).stat().st_size
+    except (OSError, TypeError):
+        return 0
+
+
 _WORKER_GRAPHS: dict = {}
 
 
@@ -400,8 +410,9 @@ def _partition_in_parallel(exp: Experiment, folder: Path, configs: list, records
                                              exp.settings_for(cfg), folder))]
     if not todo:
         return 0
-    # Big graphs and slow partitioners first, so the long ones start early; a worker keeps its graph.
-    todo.sort(key=lambda item: (item[1].graph.name, item[0]))
+    # Big graphs and slow partitioners first, so the long ones start early (not queued behind quick ones
+    # until the deadline); configurations of one graph stay together as far as that allows.
+    todo.sort(key=lambda item: (-_file_size(item[1].graph.path), _slowness(item[1].partitioner), item[0]))
     run_meta = metadata()
     start = time.monotonic()
     failed = 0

@@ -6,12 +6,13 @@
 # phases of at most ~9.5 minutes, one device call each:
 #
 #   PHASE=partition  the single-core partitioners (metis, metis-vol, the six kahip modes, kaminpar)
-#                    14 at a time on cores 0-13 (compare.py --partition-only --jobs 14, longest
-#                    first), any not done DEADLINE s (default 420) after the start recorded as
-#                    failed; meanwhile the GPU tests run on cores 14-15 (correctness only, their
-#                    log in $OUT); then jet on the GPU, one configuration at a time.
-#   PHASE=refine     metis+b and jet+b (one at a time: the cuts use every core, the cluster moves
-#                    the GPU), then solves as long as the call lasts.
+#                    on the big graphs 14 at a time on cores 0-13 (compare.py --partition-only
+#                    --jobs 14, slowest first), any not done DEADLINE s (default 470) after the
+#                    start recorded as failed; meanwhile the GPU tests run on cores 14-15
+#                    (correctness only, their log in $OUT); then roadNY's three.
+#   PHASE=refine     jet on the GPU, then metis+b and jet+b, one configuration at a time (the
+#                    cuts use every core, the cluster moves the GPU), then roadFLA's solves as
+#                    long as the call lasts.
 #   PHASE=solve      the solves with the saved partitions (--require-partitions), then the report
 #                    and plots of scale.yaml over everything (compare.py --report-only).
 #
@@ -25,7 +26,7 @@ cd "$(dirname "$0")/../.."
 : "${OUT:?set OUT to the folder for the results}"
 : "${PHASE:?set PHASE to partition, refine or solve}"
 SCALE=${SCALE:-/tmp/scale}
-DEADLINE=${DEADLINE:-420}
+DEADLINE=${DEADLINE:-470}
 DATA=benchmarks/data
 EXP=benchmarks/experiments/scale.yaml
 BIG=roadFLA,del20-unit,del20-euclid
@@ -82,23 +83,24 @@ case "$PHASE" in
 partition)
     subset "$SCALE/cpu-big.yaml" "$BIG" all "$CPU"
     subset "$SCALE/cpu-roadny.yaml" roadNY 147 kahip-strong,kahip-strongsocial,kaminpar
-    # GPU tests beside the partitioners, on the two cores these leave free (correctness, not timing).
-    ( taskset -c 14,15 timeout $((DEADLINE + 60)) python3 -m pytest -q -m gpu -p no:cacheprovider tests \
+    # The GPU tests beside the partitioners, on the two cores these leave free (correctness, not timing).
+    ( taskset -c 14,15 timeout "$DEADLINE" python3 -m pytest -q -m gpu -p no:cacheprovider tests \
         > "$OUT/gpu-tests.txt" 2>&1; echo "exit $?" >> "$OUT/gpu-tests.txt" ) &
     tests=$!
-    for exp in cpu-roadny cpu-big; do
-        taskset -c 0-13 timeout $((DEADLINE + 40)) python3 benchmarks/compare.py "$SCALE/$exp.yaml" --out "$SCALE" \
-            --partition-only --jobs 14 --deadline "$DEADLINE" > "$SCALE/partition-$exp.log" 2>&1
-        say "$exp: $(grep -c 'at once' "$SCALE/partition-$exp.log") done, $(grep -c FAILED "$SCALE/partition-$exp.log") failed"
-    done
+    taskset -c 0-13 timeout $((DEADLINE + 30)) python3 benchmarks/compare.py "$SCALE/cpu-big.yaml" --out "$SCALE" \
+        --partition-only --jobs 14 --deadline "$DEADLINE" > "$SCALE/partition-cpu-big.log" 2>&1
+    say "cpu-big: $(grep -c 'at once' "$SCALE/partition-cpu-big.log") done, $(grep -c FAILED "$SCALE/partition-cpu-big.log") failed"
     wait "$tests"
     say "GPU tests: $(tail -n 2 "$OUT/gpu-tests.txt" | tr '\n' ' ')"
-    subset "$SCALE/jet-big.yaml" "$BIG" all jet
-    timeout "$(left)" python3 benchmarks/compare.py "$SCALE/jet-big.yaml" --out "$SCALE" --partition-only \
-        > "$SCALE/partition-jet-big.log" 2>&1
-    say "jet: $(grep -c 'partition .* s (new)' "$SCALE/partition-jet-big.log") partitions"
+    timeout "$(left 575)" python3 benchmarks/compare.py "$SCALE/cpu-roadny.yaml" --out "$SCALE" --partition-only \
+        --jobs 3 --deadline 90 > "$SCALE/partition-cpu-roadny.log" 2>&1
+    say "cpu-roadny: $(grep -c 'at once' "$SCALE/partition-cpu-roadny.log") done"
     ;;
 refine)
+    subset "$SCALE/jet-big.yaml" "$BIG" all jet  # on the GPU, one at a time
+    timeout 120 python3 benchmarks/compare.py "$SCALE/jet-big.yaml" --out "$SCALE" --partition-only \
+        > "$SCALE/partition-jet-big.log" 2>&1
+    say "jet: $(grep -c 'partition .* s (new)' "$SCALE/partition-jet-big.log") partitions"
     subset "$SCALE/refined-big.yaml" "$BIG" all metis+b,jet+b
     timeout "$(left 480)" python3 benchmarks/compare.py "$SCALE/refined-big.yaml" --out "$SCALE" --partition-only \
         > "$SCALE/partition-refined-big.log" 2>&1
@@ -109,6 +111,9 @@ refine)
     grep -c "exact" "$SCALE/solve-fla.log"
     ;;
 solve)
+    subset "$SCALE/refined-big.yaml" "$BIG" all metis+b,jet+b  # what the refine phase had no time for
+    timeout 200 python3 benchmarks/compare.py "$SCALE/refined-big.yaml" --out "$SCALE" --partition-only \
+        > "$SCALE/partition-refined-big-2.log" 2>&1
     subset "$SCALE/solve-big.yaml" "roadNY,$BIG" all "$CPU,jet,jet+b,metis+b"
     timeout "$(left 545)" python3 benchmarks/compare.py "$SCALE/solve-big.yaml" --out "$SCALE" --require-partitions \
         > "$SCALE/solve-big.log" 2>&1
