@@ -71,15 +71,7 @@ if [ ! -s "$SCALE/results.json" ]; then
     fi
 fi
 
-making=()  # the del20 graphs, made here when absent (~25 s each, side by side)
-for args in "del20-unit --scale 20 --seed 1" "del20-euclid --scale 20 --seed 1 --weights euclidean"; do
-    set -- $args
-    if [ ! -s "$DATA/$1.mtx.gz" ]; then
-        python3 scripts/make_delaunay.py "${@:2}" -o "$DATA/$1.mtx.gz" >/dev/null &
-        making+=($!)
-    fi
-done
-for pid in "${making[@]}"; do wait "$pid"; done  # only these: a plain `wait` would wait for the tee above
+source benchmarks/device/_del20.sh  # the del20 graphs, made here when absent
 
 CPU=metis,metis-vol,kahip-fast,kahip-eco,kahip-strong,kahip-fastsocial,kahip-ecosocial,kahip-strongsocial,kaminpar
 case "$PHASE" in

@@ -55,15 +55,7 @@ if [ ! -s "$SCALE/results.json" ] && [ -s benchmarks/scale-carry/results.json ];
     cp -r benchmarks/scale-carry/. "$SCALE"/ && say "restored $SCALE from benchmarks/scale-carry"
 fi
 
-making=()  # the del20 graphs, made here when absent (~25 s each, side by side)
-for args in "del20-unit --scale 20 --seed 1" "del20-euclid --scale 20 --seed 1 --weights euclidean"; do
-    set -- $args
-    if [ ! -s "$DATA/$1.mtx.gz" ]; then
-        python3 scripts/make_delaunay.py "${@:2}" -o "$DATA/$1.mtx.gz" >/dev/null &
-        making+=($!)
-    fi
-done
-for pid in "${making[@]}"; do wait "$pid"; done  # only these: a plain `wait` would wait for the tee above
+source benchmarks/device/_del20.sh  # the del20 graphs, made here when absent
 
 case "$PHASE" in
 partition)
