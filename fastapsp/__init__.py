@@ -232,7 +232,7 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
 
     from .backend import resolve_backend
     from .partition import partition_graph as _partition
-    from .pipeline import DTYPES, run_components
+    from .pipeline import DTYPES, pairs_run, run_components
     from .reductions import StatsAccumulator
     from .sink import NullSink
 
@@ -243,8 +243,13 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
     backend = resolve_backend(backend)
     accumulator = StatsAccumulator.for_graph(graph, backend)
-    run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
-                   on_block=accumulator.update)
+    paired = pairs_run(graph, partition, accumulator, backend=backend)  # undirected: each pair once
+    if paired is None:
+        run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
+                       on_block=accumulator.update)
+    else:
+        run_components(*paired, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype, pairs=True,
+                       on_block=lambda ids, start, block: accumulator.update(ids, start, block, pairs=True))
     return accumulator.finalize()
 
 

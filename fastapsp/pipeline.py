@@ -185,7 +185,7 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    method: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
-                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None) -> dict:
+                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None, pairs: bool = False) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``method`` says where the boundary rows come from.  ``"frontier"``: the
@@ -200,6 +200,10 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
+    ``pairs`` (undirected graphs whose components are runs of consecutive
+    vertices, see :func:`pairs_run`): each row block covers only the columns
+    from its component's first vertex on, so each pair of vertices in two
+    components is computed once (``--stats`` with nothing for the host).
     ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
     chosen sources: other components are skipped (``--sources``).
     ``pred_sink``, when given, receives the int32 predecessor block of every
@@ -256,7 +260,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             else:
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                           on_block=on_block, closed=matrix)
+                           on_block=on_block, closed=matrix, pairs=pairs)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -286,7 +290,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
-                       paths=paths)
+                       paths=paths, pairs=pairs)
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -371,8 +375,9 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None, paths=None):
-    """Stages 2-6 of one component, its boundary rows already computed.
+               on_block=None, closed=None, paths=None, pairs=False):
+    """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
+    columns from the component's first vertex on: see :func:`run_components`).
 
     With ``closed`` (the component closed over its own arcs, boundary-graph
     method) the build and Floyd-Warshall are skipped and the assembly keeps
@@ -389,7 +394,8 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             paths.extract(nb)
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
     width = _column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
-    for start in range(0, n, width):
+    first = int(vertices_host.min()) if pairs and c else 0
+    for start in range(first, n, width):
         cols = min(width, n - start)
         block = xp.empty((c, cols), dtype=dtype)
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
@@ -758,9 +764,22 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     sampler = None
     if opts.verify:
         sampler = RowSampler(pick_rows(np.arange(graph.n) if sources is None else sources, opts.verify), graph.n)
-    progress = make_progress([partition.sizes[p] for p in plan[0]] if method != "sssp" else [sources.size],
-                             graph.n, rank=comm.rank, quiet=opts.quiet)
-    on_block = chain(None if accumulator is None else accumulator.update, sampler, progress)
+    # --stats with nothing for the host on an undirected graph: each pair computed once (pairs_run).
+    paired = None
+    if (method != "sssp" and not sink.needs_host and pred_sink is None and sampler is None and selection is None):
+        paired = pairs_run(graph, partition, accumulator, backend=backend)
+    run_graph, run_partition = (graph, partition) if paired is None else paired
+    work = None  # rows of each of rank 0's components (with pairs: rows times the share of columns it covers)
+    if method != "sssp":
+        first = np.concatenate([[0], np.cumsum(run_partition.sizes)])  # a component's first vertex (pairs)
+        work = [run_partition.sizes[p] * (1.0 if paired is None else (graph.n - first[p]) / graph.n)
+                for p in plan[0]]
+    progress = make_progress(work if method != "sssp" else [sources.size], graph.n, rank=comm.rank, quiet=opts.quiet)
+    feed = None
+    if accumulator is not None:
+        feed = accumulator.update if paired is None else \
+            (lambda ids, start, block: accumulator.update(ids, start, block, pairs=True))
+    on_block = chain(feed, sampler, progress)
     verified = {}
     try:
         # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
@@ -775,13 +794,13 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                 keep = None  # --sources: the closures this rank's wanted interior rows need, no others
                 if selection is not None:
                     keep = selection.closures_needed() & np.isin(np.arange(partition.k), plan[comm.rank])
-                extra, timer = _boundary_graph_inputs(graph, partition, spread[comm.rank], backend, compute_dtype,
-                                                      comm=comm, cleanup=base_sink.discard, keep=keep)
-            stage_seconds = run_or_abort(comm, "computing the components", run_components, graph, partition,
+                extra, timer = _boundary_graph_inputs(run_graph, run_partition, spread[comm.rank], backend,
+                                                      compute_dtype, comm=comm, cleanup=base_sink.discard, keep=keep)
+            stage_seconds = run_or_abort(comm, "computing the components", run_components, run_graph, run_partition,
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
                                          method=sssp_method, seed=opts.seed, timer=timer, cleanup=cleanup,
-                                         pred_sink=pred_sink, **extra)
+                                         pred_sink=pred_sink, pairs=paired is not None, **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
         if partition is not None:
@@ -822,7 +841,32 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     if stats is not None:  # the scalars (the histogram and per-vertex arrays are in PREFIX.json / .npz)
         report["stats"] = {key: value for key, value in stats.to_json_dict().items()
                            if key not in ("histogram", "per_vertex")}
+        report["stats_each_pair_once"] = paired is not None  # half the matrix computed (pairs_run)
     return report, sink
+
+
+def pairs_run(graph, partition, accumulator, *, backend: str):
+    """The graph and partition of a ``--stats`` run that computes each pair of vertices once, or None.
+
+    For an undirected graph ``d(u, v) = d(v, u)``: with the vertices renamed
+    so that every component is a run of consecutive ids (:meth:`Graph.permuted`),
+    the row block of a component needs only the columns from its own first
+    vertex on, half the matrix in all (see
+    :meth:`fastapsp.reductions.StatsAccumulator.update` with ``pairs``); the
+    accumulator gives its per-vertex arrays back in the graph's own order.
+    None for directed graphs, or when ``FASTAPSP_STATS_PAIRS=0``; on the GPU
+    only with ``FASTAPSP_STATS_PAIRS=1`` until it has been measured there.
+    """
+    switch = os.environ.get("FASTAPSP_STATS_PAIRS", "")
+    if accumulator is None or graph.directed or switch == "0" or (backend == "cupy" and switch != "1"):
+        return None
+    order = np.argsort(partition.labels, kind="stable")
+    renamed = graph.permuted(order)
+    labels = partition.labels[order]
+    part = make_partition(renamed, labels, partition.k, method=partition.method, seed=partition.seed,
+                          imbalance=partition.imbalance, seconds=partition.seconds, details=partition.details)
+    accumulator.vertex_order = order
+    return renamed, part
 
 
 def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None, keep=None):

@@ -100,6 +100,7 @@ class StatsAccumulator:
         self.row_harm = xp.zeros(n, dtype=np.float64)
         self.col_harm = xp.zeros(n, dtype=np.float64)
         self.row_max = xp.zeros(n, dtype=np.float64)
+        self.col_max = xp.zeros(n, dtype=np.float64)  # fed by pair blocks only (update(pairs=True))
         self.bins = _INTEGER_BINS if integer else _REAL_BINS
         self.base_width = float(bin_width)
         self.level = 0  # the bin width is base_width * 2**level
@@ -108,6 +109,10 @@ class StatsAccumulator:
         self.diagonal = np.zeros(n, dtype=np.int64)
         self.max_distance = max_distance
         self._gpu = None  # the fused kernel's state (fastapsp/reductions_gpu.py), made at the first CuPy block
+        self.pairs = False  # some block was fed with pairs=True: row and column sums are halves of the totals
+        # The run's vertex i is the graph's vertex vertex_order[i] (a run on Graph.permuted): finalize
+        # gives the per-vertex arrays in the graph's own order.
+        self.vertex_order = None
 
     @classmethod
     def for_graph(cls, graph, backend: str = "numpy") -> "StatsAccumulator":
@@ -127,7 +132,7 @@ class StatsAccumulator:
         return self.base_width * 2.0**self.level
 
     # ------------------------------------------------------------------ feeding
-    def update(self, rows, column_start: int, block) -> None:
+    def update(self, rows, column_start: int, block, *, pairs: bool = False) -> None:
         """Add the distances ``block[a, j] = d(rows[a], column_start + j)``.
 
         Parameters
@@ -138,7 +143,17 @@ class StatsAccumulator:
             Vertex of the first column.
         block : ndarray, shape (r, w)
             Exact distances on the accumulator's array module, ``inf`` for unreachable.
+        pairs : bool
+            Undirected graphs, each pair fed once (``--stats`` computes half
+            the matrix): ``rows`` are the consecutive vertices ``s .. e - 1``
+            of one component, the block's columns start at ``s`` or later,
+            columns below ``e`` (the component's own) stand for themselves and
+            columns from ``e`` on for both ``d(rows[a], v)`` and ``d(v, rows[a])``,
+            whose own blocks leave out the columns before them.
         """
+        if pairs:
+            self._update_pairs(rows, column_start, block)
+            return
         xp = array_module(block)
         if xp is not self.xp:
             raise TypeError(f"block: a {type(block).__module__} array, but the accumulator lives on "
@@ -168,7 +183,41 @@ class StatsAccumulator:
         for a0 in range(0, r, step):
             self._update_chunk(rows_dev[a0 : a0 + step], column_start, block[a0 : a0 + step])
 
-    def _update_chunk(self, rows, column_start: int, x) -> None:
+    def _update_pairs(self, rows, column_start: int, block) -> None:
+        """update(pairs=True): the component's own columns as they are, the later ones for both orders."""
+        if self.directed:
+            raise ValueError("pairs: each pair once is for undirected graphs (d(u, v) = d(v, u))")
+        rows_host = np.asarray(rows.get() if hasattr(rows, "get") else rows, dtype=np.int64)
+        first = int(rows_host.min()) if rows_host.size else column_start
+        end = int(rows_host.max()) + 1 if rows_host.size else column_start
+        if rows_host.size and (end - first != rows_host.size or column_start < first):
+            raise ValueError(f"pairs: rows must be consecutive vertices and the columns start at the first of "
+                             f"them; found rows {first}..{end - 1} ({rows_host.size} ids), column_start "
+                             f"{column_start}")
+        self.pairs = True
+        own = max(0, min(block.shape[1], end - column_start))
+        if own:
+            self.update(rows_host, column_start, block[:, :own])
+        if own == block.shape[1] or rows_host.size == 0:
+            return
+        later, start = block[:, own:], column_start + own
+        if array_module(block) is not np:
+            from .reductions_gpu import GpuStats, kernel_supports
+
+            if kernel_supports(self, later):
+                if self._gpu is None:
+                    self._gpu = GpuStats(self, self.max_distance)
+                self._gpu.update(rows, rows_host, start, later, pairs=True)
+                return
+            if self._gpu is not None:
+                self._gpu.after_kernels()
+        rows_dev = self.xp.asarray(rows_host)
+        step = max(1, _CHUNK_ELEMENTS // later.shape[1])
+        for a0 in range(0, later.shape[0], step):
+            self._update_chunk(rows_dev[a0 : a0 + step], start, later[a0 : a0 + step], pairs=True)
+
+    def _update_chunk(self, rows, column_start: int, x, *, pairs: bool = False) -> None:
+        """Add block ``x``; with ``pairs`` its entries count for both orders (columns' sums and maxima kept)."""
         xp = self.xp
         cols = slice(column_start, column_start + x.shape[1])
         finite = xp.isfinite(x)
@@ -181,17 +230,19 @@ class StatsAccumulator:
         self.row_max[rows] = xp.maximum(self.row_max[rows], z.max(axis=1))
         inverse = 1.0 / xp.where(z > 0, z, np.inf)  # 0 for unreachable and zero distances, as networkx
         self.row_harm[rows] += inverse.sum(axis=1)
-        if self.directed:  # undirected: the columns' sums are the rows' (see finalize)
+        if self.directed or pairs:  # undirected: the columns' sums are the rows' (see finalize)
             col_sum = z.sum(axis=0)
             self.col_sum[cols] += xp.rint(col_sum).astype(np.int64) if self.integer else col_sum
             self.col_reach[cols] += finite.sum(axis=0)
             self.col_harm[cols] += inverse.sum(axis=0)
+        if pairs:
+            self.col_max[cols] = xp.maximum(self.col_max[cols], z.max(axis=0))
         del inverse
         top = float(z.max())
         while top >= self.bin_width * self.bins:
             self._double_width()
         index = xp.where(finite, xp.floor(z / self.bin_width), self.bins).astype(np.int64)
-        self.hist += xp.bincount(index.ravel(), minlength=self.bins + 1)[: self.bins]
+        self.hist += (2 if pairs else 1) * xp.bincount(index.ravel(), minlength=self.bins + 1)[: self.bins]
 
     def _double_width(self) -> None:
         """Merge bins pairwise: bin i of the wider histogram is bins 2i and 2i+1 of this one."""
@@ -217,9 +268,15 @@ class StatsAccumulator:
         level = max(comm.allgather(self.level))
         # Local work (device to host) first, in one phase, so a failure cannot strand a rank in a collective.
         parts = run_phase(comm, "collecting the statistics", self._host_parts, level)
+        col_max = parts.pop()
         if comm.size > 1:
-            parts = [comm.allreduce(a) for a in parts]
+            parts = [comm.allreduce(a) for a in parts]  # a row's sums and maximum are on one rank
+            col_max = np.maximum.reduce(comm.allgather(col_max))  # a column's on several
+        pairs = any(comm.allgather(self.pairs))
         row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max, hist, diagonal = parts
+        if pairs:  # each pair fed once: a vertex's row holds part of its distances, its column the rest
+            row_sum, row_reach, row_harm = row_sum + col_sum, row_reach + col_reach, row_harm + col_harm
+            row_max = np.maximum(row_max, col_max)
         if not self.directed:  # d(u, v) = d(v, u): column v holds the distances of row v
             col_sum, col_reach, col_harm = row_sum, row_reach, row_harm
         row_reach = row_reach - diagonal
@@ -227,8 +284,15 @@ class StatsAccumulator:
         hist = hist.copy()
         if hist.size:
             hist[0] -= int(diagonal.sum())
-        return _compute(self.n, self.integer, self.directed, self.bin_width, row_sum, col_sum, row_reach,
-                        col_reach, row_harm, col_harm, row_max, hist)
+        stats = _compute(self.n, self.integer, self.directed, self.bin_width, row_sum, col_sum, row_reach,
+                         col_reach, row_harm, col_harm, row_max, hist)
+        if self.vertex_order is not None:  # back to the graph's own vertex order
+            order = np.asarray(self.vertex_order)
+            for key, values in stats.vertex.items():
+                original = np.empty_like(values)
+                original[order] = values
+                stats.vertex[key] = original
+        return stats
 
     def _merge_gpu_histogram(self, level: int) -> None:
         """Fold the kernel's counts into ``hist`` (blocks the generic path reduced are there already)."""
@@ -241,7 +305,7 @@ class StatsAccumulator:
         while self.level < level:
             self._double_width()
         arrays = (self.row_sum, self.col_sum, self.row_reach, self.col_reach, self.row_harm, self.col_harm,
-                  self.row_max, self.hist, self.diagonal)
+                  self.row_max, self.hist, self.diagonal, self.col_max)
         return [a.get() if hasattr(a, "get") else np.array(a) for a in arrays]
 
 

@@ -75,6 +75,8 @@ class GpuStats:
         self.shared_bins = int(min(acc.bins, _SHARED_BYTES // 4))
         # Undirected graphs: a column's sums are its row's (StatsAccumulator.finalize), so none are kept.
         self.options = (("-DSTATS_INTEGER",) if acc.integer else ()) + (() if acc.directed else ("-DST_NO_COLS",))
+        # Blocks whose entries stand for both orders (update(pairs=True)): column sums and maxima kept.
+        self.pair_options = (("-DSTATS_INTEGER",) if acc.integer else ()) + ("-DST_PAIRS",)
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self._rows = (None, None)
         self.stream = None
@@ -93,15 +95,16 @@ class GpuStats:
         self._rows = (rows, dev)
         return dev
 
-    def update(self, rows, rows_host, column_start: int, block) -> None:
-        """Add ``block[a, j] = d(rows[a], column_start + j)`` (launches only; the host does not wait)."""
+    def update(self, rows, rows_host, column_start: int, block, *, pairs: bool = False) -> None:
+        """Add ``block[a, j] = d(rows[a], column_start + j)`` (launches only; the host does not wait);
+        with ``pairs`` each entry stands for both orders (StatsAccumulator.update)."""
         if self.stream is None:
-            self._launch(self.device_rows(rows, rows_host), column_start, block)
+            self._launch(self.device_rows(rows, rows_host), column_start, block, pairs)
             return
         compute = self.cp.cuda.get_current_stream()
         self.stream.wait_event(compute.record())  # the block is complete
         with self.stream:
-            self._launch(self.device_rows(rows, rows_host), column_start, block)
+            self._launch(self.device_rows(rows, rows_host), column_start, block, pairs)
         done = self.stream.record()
         self.release()
         self._held = (block, done)
@@ -118,7 +121,7 @@ class GpuStats:
         if self.stream is not None:
             self.cp.cuda.get_current_stream().wait_event(self.stream.record())
 
-    def _launch(self, rows_dev, column_start: int, block) -> None:
+    def _launch(self, rows_dev, column_start: int, block, pairs: bool = False) -> None:
         cp, acc = self.cp, self.acc
         r, w = block.shape
         item = block.itemsize
@@ -134,12 +137,13 @@ class GpuStats:
         p_cnt = cp.empty((r, gx), dtype=cp.int32)
         p_harm = cp.empty((r, gx), dtype=cp.float64)
         p_max = cp.empty((r, gx), dtype=block.dtype)
-        main = get_kernel("reduce_stats.cu", "stats_block", block.dtype, options=self.options)
+        main = get_kernel("reduce_stats.cu", "stats_block", block.dtype,
+                          options=self.pair_options if pairs else self.options)
         main((gx, gy), (_THREADS,),
              (block, np.int64(ld), np.int32(r), np.int64(w), np.int64(column_start), np.int32(slab),
               np.float64(1.0 / acc.base_width), np.int32(self.log2bins), np.int32(self.shared_bins),
               np.int32(self.levels), self.level, self.hist, self.overflow, p_sum, p_cnt, p_harm, p_max,
-              acc.col_sum, acc.col_reach, acc.col_harm),
+              acc.col_sum, acc.col_reach, acc.col_harm, acc.col_max),
              shared_mem=4 * self.shared_bins)
         rows_kernel = get_kernel("reduce_stats.cu", "stats_rows", block.dtype, options=self.options)
         rows_kernel((-(-r // (_THREADS // 32)),), (_THREADS,),

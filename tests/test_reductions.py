@@ -189,3 +189,107 @@ def test_stats_under_two_ranks_equal_one_rank(tmp_path):
         np.testing.assert_allclose(a[key], b[key], rtol=1e-13, atol=0)
         if not key.startswith("harmonic"):
             np.testing.assert_array_equal(a[key], b[key])
+
+
+PAIR_GRAPHS = {
+    "weighted": lambda: random_graph(np.random.default_rng(41), 150, 420, directed=False, weighted=True,
+                                     zero_weights=True),
+    "unit": lambda: random_graph(np.random.default_rng(42), 160, 380, directed=False, weighted=False),
+    "disconnected": lambda: disconnected_graph(np.random.default_rng(43), [40, 30, 50], directed=False,
+                                               weighted=True),
+    "isolated": lambda: with_isolated(random_graph(np.random.default_rng(44), 80, 200, directed=False,
+                                                   weighted=False), 4),
+    "real-weights": lambda: real_weights(np.random.default_rng(45), 90, 300, directed=False),
+}
+
+
+def paired_stats(graph, part, *, method="frontier", block_bytes=None, backend="numpy", dtype=np.float64):
+    """Statistics of a run that computes each pair once (pipeline.pairs_run), as --stats makes them."""
+    from fastapsp.pipeline import pairs_run
+
+    acc = StatsAccumulator.for_graph(graph, backend)
+    renamed, renamed_part = pairs_run(graph, part, acc, backend="numpy")  # the NumPy switch: on by default
+    run_components(renamed, renamed_part, range(part.k), backend=backend, sink=NullSink(), dtype=dtype,
+                   method=method, block_bytes=block_bytes, pairs=True,
+                   on_block=lambda ids, start, block: acc.update(ids, start, block, pairs=True))
+    return acc.finalize()
+
+
+@pytest.mark.parametrize("method", ["frontier", "boundary-graph"])
+@pytest.mark.parametrize("name", PAIR_GRAPHS)
+def test_each_pair_once_gives_the_statistics_of_the_whole_matrix(name, method):
+    """Undirected graphs: row blocks that skip the columns of earlier components (each pair of
+    vertices in two components computed once, counted for both orders) give the statistics of the
+    whole matrix, per vertex in the graph's own order, for k = 1, a few components and small ones,
+    in column chunks too."""
+    graph = PAIR_GRAPHS[name]()
+    exact = name != "real-weights"
+    d = reference_apsp(graph)
+    finite = np.isfinite(d) & ~np.eye(graph.n, dtype=bool)
+    for k, block_bytes in ((1, None), (4, None), (max(2, graph.n // 6), 3000)):
+        part = partition_graph(graph, k, "metis")
+        acc = StatsAccumulator.for_graph(graph)
+        run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=np.float64,
+                       method=method, on_block=acc.update)
+        whole = acc.finalize()
+        paired = paired_stats(graph, part, method=method, block_bytes=block_bytes)
+        assert paired.histogram["counts"] == whole.histogram["counts"] or not exact
+        assert sum(paired.histogram["counts"]) == int(finite.sum())
+        for key, value in whole.scalars.items():
+            if not exact and key in ("center_size", "periphery_size"):
+                continue  # d(u, v) and d(v, u) of the whole matrix may differ in the last bit (sums in
+                # another order), and with them who attains the radius or the diameter
+            assert paired.scalars[key] == (value if exact or not isinstance(value, float) else
+                                           pytest.approx(value, rel=1e-12)), key
+        for key, value in whole.vertex.items():
+            np.testing.assert_allclose(paired[key], value, rtol=0 if exact and not key.startswith(
+                ("harmonic", "closeness")) else 1e-12, atol=0, err_msg=key)
+        np.testing.assert_allclose(paired["sum_distances"], np.where(finite, d, 0).sum(axis=1), rtol=1e-12)
+        np.testing.assert_array_equal(paired["reachable"], finite.sum(axis=1))
+
+
+def test_pairs_need_an_undirected_graph_and_consecutive_rows():
+    directed = StatsAccumulator(4, integer=True, directed=True)
+    with pytest.raises(ValueError, match="undirected"):
+        directed.update(np.array([0, 1]), 0, np.zeros((2, 4)), pairs=True)
+    acc = StatsAccumulator(4, integer=True, directed=False)
+    with pytest.raises(ValueError, match="consecutive"):
+        acc.update(np.array([0, 2]), 0, np.zeros((2, 4)), pairs=True)
+    with pytest.raises(ValueError, match="consecutive"):
+        acc.update(np.array([2, 3]), 1, np.zeros((2, 3)), pairs=True)
+
+
+def test_cli_stats_with_and_without_pairs_agree(tmp_path, monkeypatch):
+    """fastapsp solve --stats (each pair once, the default for undirected graphs on NumPy) writes what the
+    whole matrix gives (FASTAPSP_STATS_PAIRS=0)."""
+    outputs = {}
+    for switch in ("1", "0"):
+        monkeypatch.setenv("FASTAPSP_STATS_PAIRS", switch)
+        prefix = tmp_path / f"p{switch}"
+        proc = run_cli("solve", DATA / "minnesota.mtx.gz", "-k", 6, "--backend", "numpy", "--stats", prefix)
+        assert proc.returncode == 0, proc.stderr
+        outputs[switch] = (json.loads((tmp_path / f"p{switch}.json").read_text()), np.load(f"{prefix}.npz"))
+    (j1, a1), (j0, a0) = outputs["1"], outputs["0"]
+    assert j1 == j0
+    for key in a0.files:
+        np.testing.assert_allclose(a1[key], a0[key], rtol=1e-13, atol=0, err_msg=key)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_permuted_graph_keeps_every_arc(directed):
+    graph = random_graph(np.random.default_rng(46), 50, 160, directed=directed, weighted=True, zero_weights=True)
+    order = np.random.default_rng(47).permutation(graph.n)
+    renamed = graph.permuted(order)
+    new = np.empty(graph.n, dtype=np.int64)
+    new[order] = np.arange(graph.n)
+    src, dst, w = graph.arcs()
+    key = np.argsort(new[src] * graph.n + new[dst])
+    r_src, r_dst, r_w = renamed.arcs()
+    np.testing.assert_array_equal(r_src, new[src][key])
+    np.testing.assert_array_equal(r_dst, new[dst][key])
+    np.testing.assert_array_equal(r_w, w[key])
+    assert renamed.directed == directed
+    d, r = reference_apsp(graph), reference_apsp(renamed)
+    np.testing.assert_array_equal(r, d[np.ix_(order, order)])
+    with pytest.raises(ValueError, match="permutation"):
+        graph.permuted(np.zeros(graph.n, dtype=np.int64))

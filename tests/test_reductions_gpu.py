@@ -203,3 +203,31 @@ def test_pipeline_stats_unit_weights_undirected():
     np.testing.assert_array_equal(s.histogram["counts"], np.bincount(d[finite].astype(np.int64)))
     np.testing.assert_array_equal(s["sum_distances"], np.where(finite, d, 0).sum(axis=1).astype(np.int64))
     assert s["diameter"] == int(d[finite].max())
+
+
+@pytest.mark.parametrize("method", ["frontier", "boundary-graph"])
+@pytest.mark.parametrize("kind", ["unit", "integer", "disconnected"])
+def test_each_pair_once_on_the_gpu_equals_the_whole_matrix(kind, method, overlap, monkeypatch):
+    """FASTAPSP_STATS_PAIRS=1 (reduce_stats.cu with ST_PAIRS: column sums and maxima, every value counted
+    twice) gives the statistics of the whole matrix on the GPU and on NumPy, in column chunks too."""
+    from test_reductions import paired_stats
+
+    rng = np.random.default_rng(51)
+    if kind == "unit":
+        graph = random_graph(rng, 700, 1900, directed=False, weighted=False)
+    elif kind == "integer":
+        graph = random_graph(rng, 600, 1500, directed=False, weighted=True, zero_weights=True)
+    else:
+        graph = disconnected_graph(rng, [200, 150, 90], directed=False, weighted=True)
+    for k, block_bytes in ((1, None), (6, None), (40, 20000)):
+        part = partition_graph(graph, k, "metis")
+        paired = paired_stats(graph, part, method=method, block_bytes=block_bytes, backend="cupy",
+                              dtype=np.float32)
+        whole = StatsAccumulator.for_graph(graph, "numpy")
+        run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=np.float32,
+                       method=method, on_block=whole.update)
+        assert_same(paired, whole.finalize(), exact_sums=True)
+    monkeypatch.setenv("FASTAPSP_STATS_PAIRS", "1")  # the API takes the same road when switched on
+    part = partition_graph(graph, 6, "metis")
+    assert_same(fastapsp.stats(graph, partition=part, backend="cupy", dtype="float32"),
+                fastapsp.stats(graph, partition=part, backend="numpy", dtype="float32"), exact_sums=True)

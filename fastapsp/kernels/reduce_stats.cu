@@ -30,7 +30,10 @@
 // Macros: REAL (float or double, the block's type); STATS_INTEGER when the
 // distances are whole numbers and base is 1: sums in int64, f = z; ST_NO_COLS
 // for undirected graphs, whose column sums are the row sums (no column partials);
-// ST_NO_HIST and ST_NO_HARM leave those parts out (benchmarks/stats_kernel_bench.py).
+// ST_PAIRS for an undirected graph's block whose entries stand for both orders
+// (each pair fed once, StatsAccumulator.update(pairs=True)): column partials and
+// column maxima kept, every value counted twice in the histogram; ST_NO_HIST and
+// ST_NO_HARM leave those parts out (benchmarks/stats_kernel_bench.py).
 #include "common.cuh"
 
 #define ST_THREADS 256
@@ -38,6 +41,12 @@
 #define ST_CPT 8                            // columns per thread
 #define ST_TILE_COLS (ST_THREADS * ST_CPT)  // columns per block
 #define ST_BATCH 8                          // rows whose partials are reduced together
+#ifdef ST_PAIRS
+#undef ST_NO_COLS
+#define ST_WEIGHT 2u  // the entry d(u, v) stands for d(v, u) too
+#else
+#define ST_WEIGHT 1u
+#endif
 #define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
 #define ST_NOT_COUNTED (-2ll)                  // an unreachable entry: no bin
 
@@ -88,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(ST_THREADS)
 stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int rows_per_slab, double inv_base,
             int log2bins, int shared_bins, int levels, int* level_hint, unsigned long long* hist,
             unsigned long long* overflow, sum_t* p_sum, int* p_cnt, double* p_harm, REAL* p_max, sum_t* col_sum,
-            unsigned long long* col_reach, double* col_harm)
+            unsigned long long* col_reach, double* col_harm, double* col_max)
 {
     extern __shared__ unsigned int sh_hist[];
     __shared__ sum_t sh_rs[2][ST_BATCH][ST_WARPS];
@@ -110,11 +119,17 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
     sum_t csum[ST_CPT];
     int ccnt[ST_CPT];
     double charm[ST_CPT];
+#ifdef ST_PAIRS
+    REAL cmax[ST_CPT];
+#endif
 #pragma unroll
     for (int j = 0; j < ST_CPT; ++j) {
         csum[j] = 0;
         ccnt[j] = 0;
         charm[j] = 0.0;
+#ifdef ST_PAIRS
+        cmax[j] = (REAL)0;
+#endif
     }
 
     for (int a = a0; a < a1; ++a) {
@@ -160,9 +175,13 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                 }
 #endif
                 rm = st_max(rm, v);
+#ifdef ST_PAIRS
+                cmax[j] = st_max(cmax[j], v);
+#endif
             }
 #ifndef ST_NO_HIST
-            if (f != ST_NOT_COUNTED) st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
+            if (f != ST_NOT_COUNTED)
+                st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, ST_WEIGHT);
 #endif
         }
 #pragma unroll
@@ -230,6 +249,11 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
             atomic_add_sum(col_sum + col0 + c, csum[j]);
             atomicAdd(col_reach + col0 + c, (unsigned long long)ccnt[j]);
             if (charm[j] != 0.0) atomicAdd(col_harm + col0 + c, charm[j]);
+#ifdef ST_PAIRS
+            // Non-negative doubles order as their bit patterns read as unsigned integers.
+            atomicMax(reinterpret_cast<unsigned long long*>(col_max + col0 + c),
+                      (unsigned long long)__double_as_longlong((double)cmax[j]));
+#endif
         }
     }
 }
