@@ -40,6 +40,11 @@ step roadFLA-stats-compute-stream env FASTAPSP_STATS_OVERLAP=0 python3 benchmark
     --graph "roadFLA=$ROADFLA" --k auto --outputs stats --check 0 --warmup '' --tag "$TAG-compute-stream"
 step del20-none-stats python3 benchmarks/gpu_pipeline.py --graph "del20-unit=$DEL20" --k auto \
     --outputs none stats --check 0 --warmup '' --tag "$TAG"
+# --stats computing each pair once (FASTAPSP_STATS_PAIRS=1, off by default on the GPU until measured).
+step roadFLA-stats-pairs env FASTAPSP_STATS_PAIRS=1 python3 benchmarks/gpu_pipeline.py \
+    --graph "roadFLA=$ROADFLA" --k auto --outputs stats --check 0 --warmup '' --tag "$TAG-pairs"
+step del20-stats-pairs env FASTAPSP_STATS_PAIRS=1 python3 benchmarks/gpu_pipeline.py \
+    --graph "del20-unit=$DEL20" --k auto --outputs stats --check 0 --warmup '' --tag "$TAG-pairs"
 
 # 4. --sources random:1000 on roadFLA, process start to exit (rows kept in memory).
 step roadFLA-sources1000 python3 benchmarks/gpu_pipeline.py --graph "roadFLA=$ROADFLA" --k auto \
@@ -54,7 +59,8 @@ step memory python3 benchmarks/memory_check.py --graph "roadFLA=$ROADFLA" --mode
     --tag "$TAG"
 
 mkdir -p "$OUT/results"
-cp -r "benchmarks/results/$TAG" "benchmarks/results/$TAG-compute-stream" "$OUT/results/" 2>/dev/null
+cp -r "benchmarks/results/$TAG" "benchmarks/results/$TAG-compute-stream" "benchmarks/results/$TAG-pairs" \
+    "$OUT/results/" 2>/dev/null
 python3 - "$OUT" "$TAG" <<'EOF' | tee -a "$SUMMARY"
 import json, pathlib, sys
 out, tag = pathlib.Path(sys.argv[1]), sys.argv[2]
@@ -72,6 +78,11 @@ for graph in ("roadFLA", "del20-unit"):
     none, stats = runs.get((tag, graph, "none")), runs.get((tag, graph, "stats"))
     if none and stats:
         print(f"{graph}: --output none {none:.2f} s, --stats {stats:.2f} s: +{100 * (stats / none - 1):.1f}%")
+for graph in ("roadFLA", "del20-unit"):
+    none, pairs = runs.get((tag, graph, "none")), runs.get((tag + "-pairs", graph, "stats"))
+    if none and pairs:
+        print(f"{graph}: --output none {none:.2f} s, --stats each pair once {pairs:.2f} s: "
+              f"{100 * (pairs / none - 1):+.1f}%")
 other = runs.get((tag + "-compute-stream", "roadFLA", "stats"))
 if other:
     print(f"roadFLA: --stats on the compute stream {other:.2f} s")
