@@ -8,6 +8,12 @@ distances, the reachable count, the sum of reciprocal distances and, per row,
 the largest finite distance; and a histogram of all finite distances.  The
 ranks' accumulators are combined with :meth:`StatsAccumulator.finalize`.
 
+For an undirected graph a run may feed each pair of vertices once
+(``update(pairs=True)``, :func:`fastapsp.pipeline.pairs_run`): a block entry
+then stands for ``d(u, v)`` and ``d(v, u)``, adding to its row and its column
+(the column's largest distance kept too) and counting twice in the histogram;
+``finalize`` adds each vertex's row and column parts.
+
 Definitions (``d(u, v)`` the distance, ``inf`` when ``v`` cannot be reached):
 
 - ``reachable[v]``: vertices ``u != v`` with ``d(v, u)`` finite (``reachable_in``: ``d(u, v)``).
