@@ -244,12 +244,9 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     backend = resolve_backend(backend)
     accumulator = StatsAccumulator.for_graph(graph, backend)
     paired = pairs_run(graph, partition, accumulator, backend=backend)  # undirected: each pair once
-    if paired is None:
-        run_components(graph, partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
-                       on_block=accumulator.update)
-    else:
-        run_components(*paired, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype, pairs=True,
-                       on_block=lambda ids, start, block: accumulator.update(ids, start, block, pairs=True))
+    run_graph, run_partition, feed = (graph, partition, accumulator.update) if paired is None else paired
+    run_components(run_graph, run_partition, range(partition.k), backend=backend, sink=NullSink(), dtype=dtype,
+                   on_block=feed, pairs=paired is not None)
     return accumulator.finalize()
 
 

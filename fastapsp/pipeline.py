@@ -4,6 +4,7 @@ SSSP -> build -> Floyd-Warshall -> extract -> min-plus -> assemble -> host -> si
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -766,19 +767,16 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         sampler = RowSampler(pick_rows(np.arange(graph.n) if sources is None else sources, opts.verify), graph.n)
     # --stats with nothing for the host on an undirected graph: each pair computed once (pairs_run).
     paired = None
-    if (method != "sssp" and not sink.needs_host and pred_sink is None and sampler is None and selection is None):
+    if method != "sssp" and not sink.needs_host and pred_sink is None and sampler is None and selection is None:
         paired = pairs_run(graph, partition, accumulator, backend=backend)
-    run_graph, run_partition = (graph, partition) if paired is None else paired
+    feed = None if accumulator is None else accumulator.update
+    run_graph, run_partition, feed = (graph, partition, feed) if paired is None else paired
     work = None  # rows of each of rank 0's components (with pairs: rows times the share of columns it covers)
     if method != "sssp":
         first = np.concatenate([[0], np.cumsum(run_partition.sizes)])  # a component's first vertex (pairs)
         work = [run_partition.sizes[p] * (1.0 if paired is None else (graph.n - first[p]) / graph.n)
                 for p in plan[0]]
     progress = make_progress(work if method != "sssp" else [sources.size], graph.n, rank=comm.rank, quiet=opts.quiet)
-    feed = None
-    if accumulator is not None:
-        feed = accumulator.update if paired is None else \
-            (lambda ids, start, block: accumulator.update(ids, start, block, pairs=True))
     on_block = chain(feed, sampler, progress)
     verified = {}
     try:
@@ -846,7 +844,8 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
 
 
 def pairs_run(graph, partition, accumulator, *, backend: str):
-    """The graph and partition of a ``--stats`` run that computes each pair of vertices once, or None.
+    """``(graph, partition, on_block)`` of a ``--stats`` run that computes each pair of vertices once,
+    or None.
 
     For an undirected graph ``d(u, v) = d(v, u)``: with the vertices renamed
     so that every component is a run of consecutive ids (:meth:`Graph.permuted`),
@@ -866,7 +865,7 @@ def pairs_run(graph, partition, accumulator, *, backend: str):
     part = make_partition(renamed, labels, partition.k, method=partition.method, seed=partition.seed,
                           imbalance=partition.imbalance, seconds=partition.seconds, details=partition.details)
     accumulator.vertex_order = order
-    return renamed, part
+    return renamed, part, functools.partial(accumulator.update, pairs=True)
 
 
 def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None, keep=None):

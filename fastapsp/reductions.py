@@ -115,7 +115,6 @@ class StatsAccumulator:
         self.diagonal = np.zeros(n, dtype=np.int64)
         self.max_distance = max_distance
         self._gpu = None  # the fused kernel's state (fastapsp/reductions_gpu.py), made at the first CuPy block
-        self.pairs = False  # some block was fed with pairs=True: row and column sums are halves of the totals
         # The run's vertex i is the graph's vertex vertex_order[i] (a run on Graph.permuted): finalize
         # gives the per-vertex arrays in the graph's own order.
         self.vertex_order = None
@@ -200,7 +199,6 @@ class StatsAccumulator:
             raise ValueError(f"pairs: rows must be consecutive vertices and the columns start at the first of "
                              f"them; found rows {first}..{end - 1} ({rows_host.size} ids), column_start "
                              f"{column_start}")
-        self.pairs = True
         own = max(0, min(block.shape[1], end - column_start))
         if own:
             self.update(rows_host, column_start, block[:, :own])
@@ -278,12 +276,12 @@ class StatsAccumulator:
         if comm.size > 1:
             parts = [comm.allreduce(a) for a in parts]  # a row's sums and maximum are on one rank
             col_max = np.maximum.reduce(comm.allgather(col_max))  # a column's on several
-        pairs = any(comm.allgather(self.pairs))
         row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max, hist, diagonal = parts
-        if pairs:  # each pair fed once: a vertex's row holds part of its distances, its column the rest
+        if not self.directed:  # d(u, v) = d(v, u): column v holds the distances of row v
+            # Only pair blocks (update(pairs=True)) feed an undirected graph's columns: a vertex's row
+            # holds part of its distances and its column the rest (zero without pair blocks).
             row_sum, row_reach, row_harm = row_sum + col_sum, row_reach + col_reach, row_harm + col_harm
             row_max = np.maximum(row_max, col_max)
-        if not self.directed:  # d(u, v) = d(v, u): column v holds the distances of row v
             col_sum, col_reach, col_harm = row_sum, row_reach, row_harm
         row_reach = row_reach - diagonal
         col_reach = col_reach - diagonal

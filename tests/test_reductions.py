@@ -208,10 +208,9 @@ def paired_stats(graph, part, *, method="frontier", block_bytes=None, backend="n
     from fastapsp.pipeline import pairs_run
 
     acc = StatsAccumulator.for_graph(graph, backend)
-    renamed, renamed_part = pairs_run(graph, part, acc, backend="numpy")  # the NumPy switch: on by default
+    renamed, renamed_part, feed = pairs_run(graph, part, acc, backend="numpy")  # the NumPy switch: on by default
     run_components(renamed, renamed_part, range(part.k), backend=backend, sink=NullSink(), dtype=dtype,
-                   method=method, block_bytes=block_bytes, pairs=True,
-                   on_block=lambda ids, start, block: acc.update(ids, start, block, pairs=True))
+                   method=method, block_bytes=block_bytes, pairs=True, on_block=feed)
     return acc.finalize()
 
 
