@@ -32,27 +32,9 @@ from fastapsp.errors import PartitionError  # noqa: E402
 from fastapsp.partition import load_partition, make_partition, partition_graph, save_partition  # noqa: E402
 from fastapsp.pipeline import STAGES, run_components  # noqa: E402
 from fastapsp.schedule import component_costs, schedule_components  # noqa: E402
+from fastapsp.verify import RowSampler  # noqa: E402
 
 # ------------------------------------------------------------------ measuring
-class _RowCapture:
-    """An ``on_block`` consumer keeping a host copy of the rows of ``rows`` as the timed run makes them
-    (with ``output: none`` nothing else keeps them): the check reads the timed run's own rows."""
-
-    def __init__(self, n: int, rows: np.ndarray, dtype) -> None:
-        self.position = np.full(n, -1, dtype=np.int64)
-        self.position[rows] = np.arange(rows.size)
-        self.result = np.full((rows.size, n), np.nan, dtype=dtype)
-
-    def __call__(self, vertices, column_start, block) -> None:
-        ids = vertices.get() if hasattr(vertices, "get") else np.asarray(vertices)
-        where = self.position[ids]
-        keep = np.flatnonzero(where >= 0)
-        if keep.size:
-            rows = block[keep]
-            self.result[where[keep], column_start : column_start + block.shape[1]] = (
-                rows.get() if hasattr(rows, "get") else rows)
-
-
 class GraphData:
     """A graph read once, with its sampled rows and their SciPy reference distances."""
 
@@ -239,7 +221,7 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
         sink = NullSink()
     walls, stage_runs = [], []
     for _ in range(exp.repetitions):
-        capture = _RowCapture(graph.n, data.samples, exp.dtype) if exp.output != "memory" else None
+        capture = RowSampler(data.samples, graph.n) if exp.output != "memory" else None  # the rows as made
         with timed(xp=xp) as t:
             stage_runs.append(run_components(graph, part, plan, backend=backend, sink=sink, dtype=exp.dtype,
                                              method=method, on_block=capture))
@@ -253,7 +235,8 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
             rows = sink.result[data.samples]
             check_run = "last timed run"
         else:
-            rows = capture.result
+            missing = np.full(graph.n, np.nan)  # a row never made fails the check
+            rows = np.stack([capture.rows.get(int(v), missing) for v in data.samples])
             check_run = "last timed run (its blocks holding the rows copied as they were made)"
         exact, error = _compare_rows(rows, data.reference, data.integer_weights)
     del sink
