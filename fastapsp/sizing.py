@@ -47,13 +47,13 @@ import shutil
 import numpy as np
 
 from .errors import ConfigError
+from .stages._cuda import _MAX_BATCH, sssp_pass_size
 from .stages.boundary_graph import closure_batch_limit
 
 __all__ = ["stage_memory", "dry_run", "sssp_memory", "check_output_fits", "output_bytes", "RATE"]
 
 # Cost-model units per second, from the order of magnitude of past runs: a guide only.
 RATE = {"numpy": 2.0e8, "cupy": 2.0e10}
-_SSSP_BATCH = 1024  # sources per pass of the GPU SSSP (stages/_cuda.py)
 _STATS_TILE = 2048  # columns per block of the --stats kernel (reductions_gpu.py)
 STAGES = ("csr", "sssp", "local_fw", "boundary_graph", "boundary_rows", "build", "floyd_warshall", "extract",
           "min_plus", "assemble")
@@ -97,16 +97,15 @@ def _width(c: int, nb: int, n: int, itemsize: int, available: int, block_bytes) 
     return int(max(min(n, 32), min(n, (available - fixed) // max(1, c * itemsize * 2))))
 
 
-def _sssp_work(n: int, sources: int, itemsize: int, unit: bool, gpu: bool, per_pass: int = _SSSP_BATCH) -> int:
+def _sssp_work(n: int, sources: int, itemsize: int, unit: bool, gpu: bool, per_pass: int = _MAX_BATCH) -> int:
     """What the SSSP of ``sources`` holds besides its rows: the GPU's buffers, or SciPy's float64 result."""
     return _sssp_buffers(n, sources, itemsize, unit, per_pass) if gpu else sources * n * 8
 
 
-def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool, per_pass: int = _SSSP_BATCH) -> int:
-    """The GPU SSSP's own arrays for one pass of at most ``per_pass`` sources: distances (n x 32 words),
-    flags, stamps and queues (``FASTAPSP_SSSP_BATCH`` caps the pass, as in stages/_cuda.py)."""
-    per_pass = min(per_pass, int(os.environ.get("FASTAPSP_SSSP_BATCH", per_pass)))
-    batch = min(_SSSP_BATCH, per_pass, max(1, sources))
+def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool, per_pass: int = _MAX_BATCH) -> int:
+    """The GPU SSSP's own arrays for one pass of ``sssp_pass_size(per_pass)`` sources at most (as
+    stages/_cuda.py sizes it): distances (n x 32 words), flags, stamps and queues."""
+    batch = min(sssp_pass_size(per_pass), max(1, sources))
     words = -(-batch // 32)
     return n * 32 * words * itemsize + (3 if unit else 2) * n * words * 4 + n * 4 + 2 * n * 4 + 12
 

@@ -302,12 +302,17 @@ def _csr(indptr, indices, weights):
             cp.ascontiguousarray(weights, dtype=cp.float64))
 
 
+def sssp_pass_size(cap: int = _MAX_BATCH) -> int:
+    """Sources per SSSP pass asked for: ``cap``, or ``FASTAPSP_SSSP_BATCH`` when set (the environment
+    wins: benchmarks), at most 1024."""
+    return min(int(os.environ.get("FASTAPSP_SSSP_BATCH", cap)), _MAX_BATCH)
+
+
 def _batch_size(n, total, itemsize, cap=_MAX_BATCH):
-    """Sources per pass: at most ``cap`` (and 1024), fewer when the per-batch buffers would crowd the device."""
+    """Sources per pass: at most ``sssp_pass_size(cap)``, fewer when the per-batch buffers would crowd the device."""
     import cupy as cp
 
-    cap = int(os.environ.get("FASTAPSP_SSSP_BATCH", cap))  # the environment wins (benchmarks)
-    batch = min(cap, _MAX_BATCH, total)
+    batch = min(sssp_pass_size(cap), total)
     try:
         free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
     except Exception:
