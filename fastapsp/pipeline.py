@@ -853,11 +853,10 @@ def pairs_run(graph, partition, accumulator, *, backend: str):
     vertex on, half the matrix in all (see
     :meth:`fastapsp.reductions.StatsAccumulator.update` with ``pairs``); the
     accumulator gives its per-vertex arrays back in the graph's own order.
-    None for directed graphs, or when ``FASTAPSP_STATS_PAIRS=0``; on the GPU
-    only with ``FASTAPSP_STATS_PAIRS=1`` until it has been measured there.
+    None for directed graphs, or when ``FASTAPSP_STATS_PAIRS=0`` (the whole
+    matrix, kept for comparison).
     """
-    switch = os.environ.get("FASTAPSP_STATS_PAIRS", "")
-    if accumulator is None or graph.directed or switch == "0" or (backend == "cupy" and switch != "1"):
+    if accumulator is None or graph.directed or os.environ.get("FASTAPSP_STATS_PAIRS", "") == "0":
         return None
     order = np.argsort(partition.labels, kind="stable")
     renamed = graph.permuted(order)

@@ -259,7 +259,7 @@ def test_pairs_need_an_undirected_graph_and_consecutive_rows():
 
 
 def test_cli_stats_with_and_without_pairs_agree(tmp_path, monkeypatch):
-    """fastapsp solve --stats (each pair once, the default for undirected graphs on NumPy) writes what the
+    """fastapsp solve --stats (each pair once, the default for undirected graphs) writes what the
     whole matrix gives (FASTAPSP_STATS_PAIRS=0)."""
     outputs = {}
     for switch in ("1", "0"):

@@ -208,8 +208,8 @@ def test_pipeline_stats_unit_weights_undirected():
 @pytest.mark.parametrize("method", ["frontier", "boundary-graph"])
 @pytest.mark.parametrize("kind", ["unit", "integer", "disconnected"])
 def test_each_pair_once_on_the_gpu_equals_the_whole_matrix(kind, method, overlap, monkeypatch):
-    """FASTAPSP_STATS_PAIRS=1 (reduce_stats.cu with ST_PAIRS: column sums and maxima, every value counted
-    twice) gives the statistics of the whole matrix on the GPU and on NumPy, in column chunks too."""
+    """Each pair once (reduce_stats.cu with ST_PAIRS: column sums and maxima, every value counted twice)
+    gives the statistics of the whole matrix on the GPU and on NumPy, in column chunks too."""
     from test_reductions import paired_stats
 
     rng = np.random.default_rng(51)
@@ -227,7 +227,8 @@ def test_each_pair_once_on_the_gpu_equals_the_whole_matrix(kind, method, overlap
         run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=np.float32,
                        method=method, on_block=whole.update)
         assert_same(paired, whole.finalize(), exact_sums=True)
-    monkeypatch.setenv("FASTAPSP_STATS_PAIRS", "1")  # the API takes the same road when switched on
-    part = partition_graph(graph, 6, "metis")
-    assert_same(fastapsp.stats(graph, partition=part, backend="cupy", dtype="float32"),
-                fastapsp.stats(graph, partition=part, backend="numpy", dtype="float32"), exact_sums=True)
+    part = partition_graph(graph, 6, "metis")  # the API's default road, against the whole matrix
+    paired = fastapsp.stats(graph, partition=part, backend="cupy", dtype="float32")
+    monkeypatch.setenv("FASTAPSP_STATS_PAIRS", "0")
+    assert_same(paired, fastapsp.stats(graph, partition=part, backend="cupy", dtype="float32"), exact_sums=True)
+    assert_same(paired, fastapsp.stats(graph, partition=part, backend="numpy", dtype="float32"), exact_sums=True)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 9 on one GPU (about 5 minutes on an H100): the GPU tests of --stats and
-# --predecessors, then on roadFLA and del20-unit `--output none` against `--stats`
-# in the same benchmark run, `--sources random:1000` on roadFLA (process start to
+# Issue 9 on one GPU (about 5 minutes on an H100): the GPU tests of --stats,
+# --predecessors and Jet, then on roadFLA and del20-unit `--output none` against `--stats`
+# (each pair once on these undirected graphs) in the same benchmark run, `--stats` over
+# the whole matrix on roadFLA for contrast, `--sources random:1000` on roadFLA (process start to
 # exit), one plain `--stats` run whose printout goes in the README, and the
 # dry-run estimate against the measured peak memory.
 #
@@ -23,9 +24,9 @@ source benchmarks/device/_steps.sh  # step NAME COMMAND...
 ROADFLA=$DATA/roadFLA.mtx.gz
 DEL20=$DATA/del20-unit.mtx
 
-# 1. The GPU tests added or touched by issue 9 (fused --stats kernel, predecessors, API).
+# 1. The GPU tests added or touched by issue 9 (--stats kernels, predecessors, API) and Jet's kernels.
 step tests python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_reductions_gpu.py tests/test_reductions.py \
-    tests/test_predecessors.py tests/test_paths_cli.py tests/test_api.py
+    tests/test_predecessors.py tests/test_paths_cli.py tests/test_api.py tests/test_jet.py
 
 # 2. The Delaunay instance (pattern weights: every arc 1).
 if [ ! -s "$DEL20" ]; then
@@ -35,16 +36,11 @@ fi
 # 3. --output none against --stats, in one benchmark run per graph (same process, same partition).
 step roadFLA-none-stats python3 benchmarks/gpu_pipeline.py --graph "roadFLA=$ROADFLA" --k auto \
     --outputs none stats --check 0 --tag "$TAG"
-# The --stats kernels on the compute stream instead of their own (no overlap with the next block).
-step roadFLA-stats-compute-stream env FASTAPSP_STATS_OVERLAP=0 python3 benchmarks/gpu_pipeline.py \
-    --graph "roadFLA=$ROADFLA" --k auto --outputs stats --check 0 --warmup '' --tag "$TAG-compute-stream"
 step del20-none-stats python3 benchmarks/gpu_pipeline.py --graph "del20-unit=$DEL20" --k auto \
     --outputs none stats --check 0 --warmup '' --tag "$TAG"
-# --stats computing each pair once (FASTAPSP_STATS_PAIRS=1, off by default on the GPU until measured).
-step roadFLA-stats-pairs env FASTAPSP_STATS_PAIRS=1 python3 benchmarks/gpu_pipeline.py \
-    --graph "roadFLA=$ROADFLA" --k auto --outputs stats --check 0 --warmup '' --tag "$TAG-pairs"
-step del20-stats-pairs env FASTAPSP_STATS_PAIRS=1 python3 benchmarks/gpu_pipeline.py \
-    --graph "del20-unit=$DEL20" --k auto --outputs stats --check 0 --warmup '' --tag "$TAG-pairs"
+# --stats over the whole matrix (FASTAPSP_STATS_PAIRS=0), for contrast.
+step roadFLA-stats-whole env FASTAPSP_STATS_PAIRS=0 python3 benchmarks/gpu_pipeline.py \
+    --graph "roadFLA=$ROADFLA" --k auto --outputs stats --check 0 --warmup '' --tag "$TAG-whole"
 
 # 4. --sources random:1000 on roadFLA, process start to exit (rows kept in memory).
 step roadFLA-sources1000 python3 benchmarks/gpu_pipeline.py --graph "roadFLA=$ROADFLA" --k auto \
@@ -59,8 +55,7 @@ step memory python3 benchmarks/memory_check.py --graph "roadFLA=$ROADFLA" --mode
     --tag "$TAG"
 
 mkdir -p "$OUT/results"
-cp -r "benchmarks/results/$TAG" "benchmarks/results/$TAG-compute-stream" "benchmarks/results/$TAG-pairs" \
-    "$OUT/results/" 2>/dev/null
+cp -r "benchmarks/results/$TAG" "benchmarks/results/$TAG-whole" "$OUT/results/" 2>/dev/null
 python3 - "$OUT" "$TAG" <<'EOF' | tee -a "$SUMMARY"
 import json, pathlib, sys
 out, tag = pathlib.Path(sys.argv[1]), sys.argv[2]
@@ -77,15 +72,10 @@ for folder in sorted((out / "results").glob("*")):
 for graph in ("roadFLA", "del20-unit"):
     none, stats = runs.get((tag, graph, "none")), runs.get((tag, graph, "stats"))
     if none and stats:
-        print(f"{graph}: --output none {none:.2f} s, --stats {stats:.2f} s: +{100 * (stats / none - 1):.1f}%")
-for graph in ("roadFLA", "del20-unit"):
-    none, pairs = runs.get((tag, graph, "none")), runs.get((tag + "-pairs", graph, "stats"))
-    if none and pairs:
-        print(f"{graph}: --output none {none:.2f} s, --stats each pair once {pairs:.2f} s: "
-              f"{100 * (pairs / none - 1):+.1f}%")
-other = runs.get((tag + "-compute-stream", "roadFLA", "stats"))
-if other:
-    print(f"roadFLA: --stats on the compute stream {other:.2f} s")
+        print(f"{graph}: --output none {none:.2f} s, --stats {stats:.2f} s: {100 * (stats / none - 1):+.1f}%")
+whole = runs.get((tag + "-whole", "roadFLA", "stats"))
+if whole:
+    print(f"roadFLA: --stats over the whole matrix {whole:.2f} s")
 if (tag, "roadFLA", "sources1000") in runs:
     print(f"roadFLA: --sources random:1000 {runs[(tag, 'roadFLA', 'sources1000')]:.2f} s process start to exit")
 EOF

@@ -112,49 +112,23 @@ struct JetConn {
     i64 part, conn, own, total;
 };
 
-__device__ JetConn jet_connections_of(i64 v, const i64* __restrict__ indptr, const i64* __restrict__ indices,
-                                      const i64* __restrict__ weights, const int* __restrict__ labels,
-                                      const i64* __restrict__ sizes, i64 soft, int* __restrict__ keys,
-                                      i64* __restrict__ sums) {
-    const i64 start = indptr[v], end = indptr[v + 1], degree = end - start;
-    const int mine = labels[v];
-    JetConn c = {-1, 0, 0, 0};
-    if (degree <= JET_SMALL_DEGREE) {
-        int parts[JET_SMALL_DEGREE];
-        i64 part_sums[JET_SMALL_DEGREE];
-        int count = 0;
-        for (i64 a = start; a < end; ++a) {
-            const int p = labels[indices[a]];
-            const i64 w = weights[a];
-            c.total += w;
-            if (p == mine) {
-                c.own += w;
-                continue;
-            }
-            if (sizes != nullptr && sizes[p] >= soft) continue;
-            int j = 0;
-            while (j < count && parts[j] != p) ++j;
-            if (j == count) {
-                parts[count] = p;
-                part_sums[count] = 0;
-                ++count;
-            }
-            part_sums[j] += w;
-        }
-        for (int j = 0; j < count; ++j) {
-            if (c.part < 0 || part_sums[j] > c.conn || (part_sums[j] == c.conn && parts[j] < c.part)) {
-                c.part = parts[j];
-                c.conn = part_sums[j];
-            }
-        }
-        return c;
+// Takes part p with connection total as the best so far when it beats it
+// (larger total; ties: smaller part).
+__device__ void jet_consider(JetConn& c, int p, i64 total) {
+    if (c.part < 0 || total > c.conn || (total == c.conn && p < c.part)) {
+        c.part = p;
+        c.conn = total;
     }
-    // A table of 2 * degree slots, owned by this thread alone.
-    int* table = keys + 2 * start;
-    i64* table_sums = sums + 2 * start;
-    const u64 slots = (u64)(2 * degree);
-    bool used = false;
-    for (i64 a = start; a < end; ++a) {
+}
+
+// Scans the arcs of v: adds every weight to c.total, those to v's own part to
+// c.own, and hands each other allowed part with the arc's weight to add(p, w).
+template <class Add>
+__device__ void jet_scan_arcs(i64 v, const i64* __restrict__ indptr, const i64* __restrict__ indices,
+                              const i64* __restrict__ weights, const int* __restrict__ labels,
+                              const i64* __restrict__ sizes, i64 soft, JetConn& c, Add& add) {
+    const int mine = labels[v];
+    for (i64 a = indptr[v]; a < indptr[v + 1]; ++a) {
         const int p = labels[indices[a]];
         const i64 w = weights[a];
         c.total += w;
@@ -163,23 +137,64 @@ __device__ JetConn jet_connections_of(i64 v, const i64* __restrict__ indptr, con
             continue;
         }
         if (sizes != nullptr && sizes[p] >= soft) continue;
+        add(p, w);
+    }
+}
+
+// The other parts' sums of a small-degree vertex, in a list on the thread's stack.
+struct JetSmallSums {
+    int parts[JET_SMALL_DEGREE];
+    i64 sums[JET_SMALL_DEGREE];
+    int count;
+    __device__ void operator()(int p, i64 w) {
+        int j = 0;
+        while (j < count && parts[j] != p) ++j;
+        if (j == count) {
+            parts[count] = p;
+            sums[count] = 0;
+            ++count;
+        }
+        sums[j] += w;
+    }
+};
+
+// The other parts' sums of a larger vertex, in a hash table of 2 * degree slots
+// (owned by this thread alone; empty slots hold -1 and 0, and are left so).
+struct JetTableSums {
+    int* keys;
+    i64* sums;
+    u64 slots;
+    bool used;
+    __device__ void operator()(int p, i64 w) {
         u64 s = (u64)jet_hash32((u32)p, 0x9E3779B9u) % slots;
-        while (table[s] != -1 && table[s] != p) s = (s + 1 == slots) ? 0 : s + 1;
-        table[s] = p;
-        table_sums[s] += w;
+        while (keys[s] != -1 && keys[s] != p) s = (s + 1 == slots) ? 0 : s + 1;
+        keys[s] = p;
+        sums[s] += w;
         used = true;
     }
-    if (used) {
-        for (u64 s = 0; s < slots; ++s) {
-            const int p = table[s];
-            if (p == -1) continue;
-            const i64 total = table_sums[s];
-            if (c.part < 0 || total > c.conn || (total == c.conn && p < c.part)) {
-                c.part = p;
-                c.conn = total;
-            }
-            table[s] = -1;
-            table_sums[s] = 0;
+};
+
+__device__ JetConn jet_connections_of(i64 v, const i64* __restrict__ indptr, const i64* __restrict__ indices,
+                                      const i64* __restrict__ weights, const int* __restrict__ labels,
+                                      const i64* __restrict__ sizes, i64 soft, int* __restrict__ keys,
+                                      i64* __restrict__ sums) {
+    const i64 start = indptr[v], degree = indptr[v + 1] - start;
+    JetConn c = {-1, 0, 0, 0};
+    if (degree <= JET_SMALL_DEGREE) {
+        JetSmallSums list;
+        list.count = 0;
+        jet_scan_arcs(v, indptr, indices, weights, labels, sizes, soft, c, list);
+        for (int j = 0; j < list.count; ++j) jet_consider(c, list.parts[j], list.sums[j]);
+        return c;
+    }
+    JetTableSums table = {keys + 2 * start, sums + 2 * start, (u64)(2 * degree), false};
+    jet_scan_arcs(v, indptr, indices, weights, labels, sizes, soft, c, table);
+    if (table.used) {
+        for (u64 s = 0; s < table.slots; ++s) {
+            if (table.keys[s] == -1) continue;
+            jet_consider(c, table.keys[s], table.sums[s]);
+            table.keys[s] = -1;
+            table.sums[s] = 0;
         }
     }
     return c;
