@@ -72,7 +72,7 @@ def check_exact(graph_path, k, partitioner, backend, samples, seed=0, rows=256, 
     from fastapsp.pipeline import default_k
 
     graph = fastapsp.read_graph(graph_path)
-    part = partition_graph(graph, default_k(graph.n) if k is None else k, partitioner)
+    part = partition_graph(graph, default_k(graph.n) if k is None else k, partitioner, backend=backend)
     rng = np.random.default_rng(seed)
     picked = rng.choice(np.flatnonzero(part.sizes > 0), size=samples, replace=False)
 
@@ -138,7 +138,7 @@ def main(argv=None):
     parser.add_argument("--sssp-method", dest="methods", nargs="+", default=["auto"],
                         choices=["auto", "frontier", "boundary-graph"])
     parser.add_argument("--outputs", nargs="+", default=["none"], choices=sorted(MODES))
-    parser.add_argument("--partitioner", default="metis")
+    parser.add_argument("--partitioner", default="auto", help="default: fastapsp's own (auto)")
     parser.add_argument("--backend", default="cupy")
     parser.add_argument("--launcher", default="", help="e.g. 'mpirun -n 2 --allow-run-as-root'")
     parser.add_argument("--ranks", type=int, default=1)
@@ -159,6 +159,8 @@ def main(argv=None):
     if args.warmup:
         for method in ("frontier", "boundary-graph"):
             run_solve(launcher, args.warmup, 4, "none", args.partitioner, args.backend, tmp / "warm.json", method)
+        if args.backend != "numpy" and args.partitioner == "auto":  # auto may mean Jet: its kernels too
+            run_solve(launcher, args.warmup, 4, "none", "jet", args.backend, tmp / "warm.json", "boundary-graph")
     rows = []
     for spec in args.graph:
         name, path = spec.split("=", 1)
@@ -183,7 +185,8 @@ def main(argv=None):
                     print(f"{name}: {nrows} sampled rows of {args.check} components vs SciPy ({method}): "
                           f"exact={ok} max|err|={err:.3g} rel={rel:.3g}", flush=True)
                 result = {
-                    "graph": name, "n": report["n"], "m": report["m"], "k": k, "partitioner": args.partitioner,
+                    "graph": name, "n": report["n"], "m": report["m"], "k": k, "partitioner": report["partitioner"],
+                    "partitioner_asked": args.partitioner,
                     "backend": report["backend"], "device": report["device"], "ranks": report["ranks"],
                     "output": output, "total_seconds": round(seconds, 4),
                     "solve_seconds": report["total_seconds"], "stages": report["stages"],

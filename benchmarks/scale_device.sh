@@ -5,6 +5,9 @@
 #   bash benchmarks/scale_device.sh make                  # generate the Delaunay instances
 #   bash benchmarks/scale_device.sh run NAME K METHOD...  # time NAME (k or 'auto') with the methods
 #
+# Environment: TAG (results folder), OUTPUTS (default none), CHECK (components checked against
+# SciPy, default 2), PARTITIONER (default auto, as fastapsp solve), LAUNCHER and RANKS (MPI), WARMUP.
+#
 # Graphs are read from benchmarks/data/ (ignored by git): roadFLA.mtx.gz and luxembourg_osm.mtx.gz
 # copied from ../shared/data, the Delaunay ones made by `make`.
 set -euo pipefail
@@ -32,7 +35,8 @@ run)
     name=$2; k=$3; shift 3
     path=$(ls "$DATA/$name".mtx* | head -1)
     python3 benchmarks/gpu_pipeline.py --graph "$name=$path" --k $k --sssp-method "$@" --tag "$TAG" --outputs ${OUTPUTS:-none} \
-        --check "${CHECK:-2}" ${LAUNCHER:+--launcher "$LAUNCHER"} --ranks "${RANKS:-1}" ${WARMUP:+--warmup "$WARMUP"}
+        --check "${CHECK:-2}" ${LAUNCHER:+--launcher "$LAUNCHER"} --ranks "${RANKS:-1}" ${WARMUP:+--warmup "$WARMUP"} \
+        --partitioner "${PARTITIONER:-auto}"
     ;;
 *)
     echo "usage: $0 make | run NAME K METHOD..." >&2

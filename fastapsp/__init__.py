@@ -40,7 +40,7 @@ def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):
     return _partition(graph, k, partitioner, **kwargs)
 
 
-def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
+def solve(graph: Graph, *, k: int | None = None, partitioner: str = "auto", backend: str = "auto",
           seed: int = 42, imbalance: float = 0.03, dtype="auto", partition=None, sources=None,
           sources_method: str = "auto", sssp_method: str = "auto", return_predecessors: bool = False):
     """All-pairs shortest-path distances of ``graph`` in this process.
@@ -52,7 +52,10 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
     k : int, optional
         Number of components (default: about one per 1,800 vertices).
     partitioner : str
-        ``metis``, ``metis-vol`` or ``kahip-{fast,eco,strong,fastsocial,ecosocial,strongsocial}``.
+        ``auto`` (default: ``jet`` on the GPU from 524,288 vertices on, else ``metis``), or a name
+        of ``fastapsp.partition.PARTITIONERS`` (``metis``, ``metis-vol``,
+        ``kahip-{fast,eco,strong,fastsocial,ecosocial,strongsocial}``, ``kaminpar``, ``jet``, each
+        also with ``+b`` for the boundary refinement).
     backend : {"auto", "numpy", "cupy"}
         ``auto`` takes the GPU when one is visible.
     seed, imbalance : int, float
@@ -109,7 +112,7 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
                               return_predecessors=return_predecessors, sssp_method=sssp_method)
     if partition is None:
         k = _default_k(graph, backend, dtype) if k is None else k
-        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance, backend=backend)
     backend = resolve_backend(backend)
     sink = MemorySink(graph.n, dtype)
     pred_sink = MemorySink(graph.n, np.int32) if return_predecessors else None
@@ -170,7 +173,7 @@ def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imb
         method = "sssp"  # cheaper than partitioning alone (see fastapsp.sources)
     if method != "sssp" and partition is None:
         k = _default_k(graph, backend, dtype) if k is None else k
-        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance, backend=backend)
     method = "sssp" if method == "sssp" else choose_method(partition, ids, graph.n, graph.m, method, **model)
     position = np.full(graph.n, -1, dtype=np.int64)
     position[ids] = np.arange(ids.size)
@@ -198,7 +201,7 @@ def _solve_sources(graph, sources, method, *, k, partitioner, backend, seed, imb
     return dist, (pred_memory.result if order is None else pred_memory.result[order])
 
 
-def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", backend: str = "auto",
+def stats(graph: Graph, *, k: int | None = None, partitioner: str = "auto", backend: str = "auto",
           seed: int = 42, imbalance: float = 0.03, dtype="float64", partition=None):
     """Statistics of the distance matrix of ``graph``, reduced block by block (never held whole).
 
@@ -240,7 +243,7 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "metis", bac
         raise ValueError(f"dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
     if partition is None:
         k = _default_k(graph, backend, dtype) if k is None else k
-        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance)
+        partition = _partition(graph, k, partitioner, seed=seed, imbalance=imbalance, backend=backend)
     backend = resolve_backend(backend)
     accumulator = StatsAccumulator.for_graph(graph, backend)
     paired = pairs_run(graph, partition, accumulator, backend=backend)  # undirected: each pair once

@@ -48,7 +48,7 @@ def graph_from_csgraph(csgraph, *, directed: bool = True, unweighted: bool = Fal
 
 def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_predecessors: bool = False,
                   unweighted: bool = False, overwrite: bool = False, indices=None, *, k: int | None = None,
-                  partitioner: str = "metis", backend: str | None = None):
+                  partitioner: str = "auto", backend: str | None = None):
     """Shortest-path distances, with the arguments and results of ``scipy.sparse.csgraph.shortest_path``.
 
     Parameters

@@ -35,7 +35,7 @@ class _UsageError(Exception):
 def _build_parser() -> argparse.ArgumentParser:
     from .cost import SSSP_METHODS
     from .io import FORMATS
-    from .partition import PARTITIONERS, REFINEMENTS
+    from .partition import AUTO, PARTITIONERS, REFINEMENTS
 
     parser = _Parser(prog="fastapsp", description="Exact all-pairs shortest paths of large sparse graphs "
                      "(FastAPSP), on CPUs or GPUs, one process or many under MPI.")
@@ -47,8 +47,9 @@ def _build_parser() -> argparse.ArgumentParser:
         p.add_argument("--format", choices=FORMATS, default=None, help="file format (default: from the extension)")
         p.add_argument("--undirected", action="store_true", default=None, help="treat every arc as an edge")
         p.add_argument("-k", type=int, default=None, help="number of components (default: chosen by the cost model, see the report's k_choice)")
-        p.add_argument("--partitioner", choices=list(PARTITIONERS), default=None,
-                       help="default: metis; NAME+b adds the boundary refinement")
+        p.add_argument("--partitioner", choices=[AUTO, *PARTITIONERS], default=None,
+                       help="default: auto (jet on the GPU from 524,288 vertices on, else metis); "
+                            "NAME+b adds the boundary refinement")
         p.add_argument("--refine", choices=REFINEMENTS, default=None,
                        help="boundary: move vertices to lower the boundary vertex count (default: none)")
         p.add_argument("--seed", type=int, default=None, help="partitioner seed (default 42)")
@@ -273,7 +274,7 @@ def _say(line: str) -> None:
 def _partition(args, comm) -> int:
     from .comm import run_phase
     from .io import read_graph
-    from .partition import DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph, save_partition
+    from .partition import AUTO, DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph, save_partition
     from .backend import resolve_backend
     from .cost import auto_k
 
@@ -287,8 +288,9 @@ def _partition(args, comm) -> int:
             return None
         start = time.perf_counter()
         graph = read_graph(args.graph, format=args.format, undirected=bool(args.undirected))
-        k = auto_k(graph, backend=resolve_backend("auto"))["k"] if args.k is None else args.k
-        part = partition_graph(graph, k, args.partitioner or "metis",
+        backend = resolve_backend("auto")
+        k = auto_k(graph, backend=backend)["k"] if args.k is None else args.k
+        part = partition_graph(graph, k, args.partitioner or AUTO, backend=backend,
                                seed=DEFAULT_SEED if args.seed is None else args.seed,
                                imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
                                refine=args.refine or "none")

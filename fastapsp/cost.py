@@ -110,28 +110,23 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
     graphs and road networks give ``beta`` near 1/2, expanders near 1).  The
     region's own rim does not count: only arcs inside the region can cut.
     """
-    from scipy.sparse import csr_matrix
-
     from .graph import Graph
     from .partition import partition_graph
 
     n = graph.n
-    a = csr_matrix((np.ones(graph.m), graph.indices, graph.indptr), shape=(n, n))
+    order = np.arange(n)
     if n > sample:
         order = _ball(graph, 0, sample)
         if order.size < 4 * max(sizes):  # vertex 0 sits in a small piece: the first ids instead
             order = np.arange(sample)
         order = np.sort(order)
-        sub = a[order][:, order].tocsr()
-        # The rim: vertices that lost arcs to the cut-out region.  Parts touching it
-        # lack the boundary they would have inside the graph, so they are not averaged.
-        rim = np.diff(sub.indptr) < np.diff(a.indptr)[order]
-        if graph.directed:  # arcs into the region count too
-            rim |= np.bincount(sub.indices, minlength=order.size) < np.bincount(graph.indices, minlength=n)[order]
-    else:
-        sub, rim = a, np.zeros(n, dtype=bool)
-    sub.sort_indices()
-    region = Graph(sub.indptr.astype(np.int64), sub.indices.astype(np.int64), np.ones(sub.nnz), directed=True)
+    indptr, indices = _induced(graph, order)
+    # The rim: vertices that lost arcs to the cut-out region.  Parts touching it
+    # lack the boundary they would have inside the graph, so they are not averaged.
+    rim = np.diff(indptr) < np.diff(graph.indptr)[order]
+    if graph.directed:  # arcs into the region count too
+        rim |= np.bincount(indices, minlength=order.size) < np.bincount(graph.indices, minlength=n)[order]
+    region = Graph(indptr, indices, np.ones(indices.size), directed=True)
     points = []
     for size in sizes:
         k = max(2, round(region.n / size))
@@ -148,6 +143,25 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
     beta = float(np.clip(math.log(b0 / b1) / math.log(c0 / c1), 0.25, 1.0))
     alpha = b0 / c0**beta
     return float(alpha), beta
+
+
+def _induced(graph, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (int64, heads ascending in each row) of the subgraph induced by the sorted ids ``order``,
+    vertex ``order[i]`` renamed ``i``."""
+    rename = np.full(graph.n, -1, dtype=np.int64)
+    rename[order] = np.arange(order.size)
+    starts = graph.indptr[order].astype(np.int64)
+    counts = graph.indptr[order + 1].astype(np.int64) - starts
+    total = int(counts.sum())
+    # Arc positions starts[i] .. starts[i] + counts[i] of every kept row, in one array.
+    rows = np.repeat(np.arange(order.size, dtype=np.int64), counts)
+    heads = rename[graph.indices[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)]]
+    inside = heads >= 0
+    rows, heads = rows[inside], heads[inside]
+    heads = heads[np.argsort(rows * order.size + heads, kind="stable")]
+    indptr = np.zeros(order.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=order.size), out=indptr[1:])
+    return indptr, heads
 
 
 def default_k(n: int) -> int:

@@ -21,7 +21,7 @@ from .cost import SSSP_METHODS, auto_k, default_k, predict
 from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
-from .partition import (DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS, load_partition,
+from .partition import (AUTO, DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS, load_partition,
                         make_partition, partition_checksum, partition_graph, save_partition)
 from .precision import DTYPES, choose_dtype
 from .schedule import component_costs, schedule_components
@@ -56,7 +56,7 @@ class SolveOptions:
 
     graph: str = ""
     k: int | None = None
-    partitioner: str = "metis"
+    partitioner: str = "auto"  # fastapsp.partition.auto_partitioner
     refine: str = "none"
     seed: int = DEFAULT_SEED
     imbalance: float = DEFAULT_IMBALANCE
@@ -84,8 +84,8 @@ class SolveOptions:
             raise ConfigError("graph: no graph file given")
         if self.k is not None and (not isinstance(self.k, int) or self.k < 1):
             raise ConfigError(f"k: {self.k!r} is not a positive integer")
-        if self.partitioner not in PARTITIONERS:
-            raise ConfigError(f"partitioner: {self.partitioner!r} is not one of {', '.join(PARTITIONERS)}")
+        if self.partitioner != AUTO and self.partitioner not in PARTITIONERS:
+            raise ConfigError(f"partitioner: {self.partitioner!r} is not one of {AUTO}, {', '.join(PARTITIONERS)}")
         if self.refine not in REFINEMENTS:
             raise ConfigError(f"refine: {self.refine!r} is not one of {', '.join(REFINEMENTS)}")
         if not 0 <= self.imbalance < 1:
@@ -613,14 +613,14 @@ def _choose_k_everywhere(graph, backend: str, dtype, *, comm) -> dict:
     return choice if comm.size == 1 else comm.bcast(choice)
 
 
-def _partition_everywhere(graph, opts: SolveOptions, k: int, *, comm, log=None):
+def _partition_everywhere(graph, opts: SolveOptions, k: int, backend: str, *, comm, log=None):
     """Rank 0 partitions (or loads ``partition_file``); every rank ends with the same Partition."""
 
     def on_rank0():
         if opts.partition_file and os.path.exists(opts.partition_file):
             return load_partition(opts.partition_file, graph, opts.k, log=log)
         part = partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance,
-                               refine=opts.refine)
+                               refine=opts.refine, backend=backend)
         if opts.partition_file:
             save_partition(opts.partition_file, graph, part)
         return part
@@ -687,7 +687,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         k = k_choice["k"]
         seconds["choose_k"] = time.perf_counter() - t
     t = time.perf_counter()
-    partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, comm=comm, log=log)
+    partition = None if method == "sssp" else _partition_everywhere(graph, opts, k, backend, comm=comm, log=log)
     seconds["partition"] = time.perf_counter() - t
     _tell_precision(precision, opts.dtype, log)  # after the checks of the partition file: a refusal is one line
     if sources is not None and method is None:

@@ -37,6 +37,25 @@ def test_an_expander_has_a_volume_law():
     assert beta >= 0.75
 
 
+@pytest.mark.parametrize("directed", [False, True])
+def test_induced_subgraph_equals_scipys(directed):
+    """The sampled region (cost._induced) is SciPy's submatrix A[order][:, order], heads sorted."""
+    from scipy.sparse import csr_matrix
+
+    from fastapsp.cost import _induced
+
+    rng = np.random.default_rng(7)
+    n = 500
+    graph = Graph.from_edges(n, rng.integers(0, n, 3000), rng.integers(0, n, 3000), directed=directed)
+    a = csr_matrix((np.ones(graph.m), graph.indices, graph.indptr), shape=(n, n))
+    for order in (np.arange(n), np.sort(rng.choice(n, 180, replace=False)), np.array([3])):
+        indptr, indices = _induced(graph, order)
+        sub = a[order][:, order].tocsr()
+        sub.sort_indices()
+        np.testing.assert_array_equal(indptr, sub.indptr)
+        np.testing.assert_array_equal(indices, sub.indices)
+
+
 def test_memory_rules_out_large_components():
     n = 1_000_000
     free, _ = choose_k(n, 6 * n, 3.0, 0.5, unit_weights=True, backend="cupy")

@@ -559,6 +559,22 @@ def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name, monkeypatch):
 
 
 @pytest.mark.gpu
+def test_gpu_auto_partitioner_is_jet_from_its_size_on(xp, monkeypatch):
+    """``auto`` on the GPU: Jet (the same labels) once the graph has AUTO_JET_FROM vertices, METIS below."""
+    import fastapsp.partition as partition
+
+    if xp is np:
+        pytest.skip("runs on CuPy")
+    graph, _ = GRAPHS["minnesota"]()
+    assert partition_graph(graph, 6, "auto", backend="cupy").method == "metis"  # 2,642 vertices
+    monkeypatch.setattr(partition, "AUTO_JET_FROM", graph.n)
+    auto = partition_graph(graph, 6, "auto", backend="cupy")
+    assert auto.method == "jet"
+    np.testing.assert_array_equal(auto.labels, partition_graph(graph, 6, "jet").labels)
+    assert partition_graph(graph, 6, "auto", backend="numpy").method == "metis"
+
+
+@pytest.mark.gpu
 def test_gpu_jet_array_path_switch(xp, monkeypatch):
     """FASTAPSP_JET_KERNELS=0 runs the array-op code on CuPy: the same labels."""
     if xp is np:

@@ -203,6 +203,35 @@ def test_unknown_partitioner_lists_names(random_directed):
         assert name in message
 
 
+def test_auto_is_metis_below_the_jet_size_or_without_a_gpu(random_directed, monkeypatch):
+    """``auto``: METIS for graphs under AUTO_JET_FROM vertices on any backend, and for every size on NumPy."""
+    import fastapsp.partition as partition
+
+    needs_library("metis")
+    assert partition.auto_partitioner(partition.AUTO_JET_FROM - 1, "cupy") == "metis"
+    assert partition.auto_partitioner(partition.AUTO_JET_FROM, "numpy") == "metis"
+    graph = random_directed.graph
+    auto = partition_graph(graph, 3, "auto", backend="numpy")
+    assert auto.method == "metis"
+    np.testing.assert_array_equal(auto.labels, partition_graph(graph, 3, "metis").labels)
+    monkeypatch.setattr(partition, "AUTO_JET_FROM", 1)  # large enough for Jet, but no GPU asked for
+    assert partition_graph(graph, 3, "auto", backend="numpy").method == "metis"
+    with pytest.raises(ValueError, match="auto"):
+        partition_graph(graph, 3, "automatic")
+
+
+def test_auto_is_the_default_of_solve_and_its_report(tmp_path):
+    """``fastapsp solve`` without --partitioner runs ``auto`` and reports the partitioner it became."""
+    from fastapsp.comm import SerialComm
+    from fastapsp.pipeline import SolveOptions, solve_job
+
+    needs_library("metis")
+    assert SolveOptions().partitioner == "auto"
+    report, _ = solve_job(SolveOptions(graph=str(DATA / "minnesota.mtx.gz"), k=4, backend="numpy"),
+                          comm=SerialComm())
+    assert report["partitioner"] == "metis"
+
+
 @pytest.mark.parametrize("imbalance", [-0.1, 1.0])
 def test_bad_imbalance(random_directed, imbalance):
     with pytest.raises(ValueError, match="imbalance"):

@@ -6,6 +6,8 @@ boundary vertex when any arc joins it to another component.
 Every partitioner ``NAME`` has a twin ``NAME+b``: the same partition followed
 by the boundary-vertex refinement of :mod:`fastapsp.partition.refine`
 (``refine="boundary"`` of :func:`partition_graph` does the same for any name).
+``auto`` (the default) names one of them by the graph and the backend:
+:func:`auto_partitioner`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .kaminpar import kaminpar
 from .metis import metis
 from .refine import boundary_count, refine_boundary
 
-__all__ = ["PARTITIONERS", "REFINEMENTS", "REFINED_SUFFIX", "Partition", "partition_graph", "boundary_mask",
+__all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX", "Partition", "partition_graph", "boundary_mask",
            "make_partition", "save_partition", "load_partition", "graph_fingerprint", "partition_checksum",
            "partition_record", "refine_boundary",
            "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
@@ -34,6 +36,13 @@ DEFAULT_SEED = 42
 DEFAULT_IMBALANCE = 0.03
 REFINEMENTS = ("none", "boundary")
 REFINED_SUFFIX = "+b"
+AUTO = "auto"
+# Jet from this many vertices on, on the GPU.  Measured on one H100, process start to exit
+# (benchmarks/results/h100-s9-partitioner): Jet partitioned roadFLA (1.07M vertices, k = 1045) in
+# 0.76 s against METIS's 1.67 s and del20-unit (k = 1218) in 0.94 s against 3.05 s, but
+# luxembourg_osm (115k) and delaunay16r (65k) in 0.6-0.85 s against METIS's 0.1-0.2 s: a
+# fresh process waits for its CUDA context, and Jet's launches cost more than a small graph.
+AUTO_JET_FROM = 1 << 19
 
 _BASE = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
 _BASE.update({f"kahip-{mode}": partial(kahip, mode=mode) for mode in KAHIP_MODES})
@@ -47,8 +56,26 @@ for _name, _function in _BASE.items():
     PARTITIONERS[_name + REFINED_SUFFIX] = _function
 
 
+def auto_partitioner(n: int, backend: str = "auto") -> str:
+    """The partitioner that ``auto`` stands for: ``jet`` on the GPU for graphs of at least
+    ``AUTO_JET_FROM`` vertices, ``metis`` otherwise.
+
+    ``backend`` is ``numpy``, ``cupy`` or ``auto`` (a GPU when CuPy sees one).
+
+    Examples
+    --------
+    >>> auto_partitioner(1000, "cupy"), auto_partitioner(1 << 20, "numpy")
+    ('metis', 'metis')
+    """
+    if n < AUTO_JET_FROM:
+        return "metis"
+    from ..backend import resolve_backend
+
+    return "jet" if resolve_backend(backend) == "cupy" else "metis"
+
+
 def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DEFAULT_SEED,
-                    imbalance: float = DEFAULT_IMBALANCE, refine: str = "none") -> Partition:
+                    imbalance: float = DEFAULT_IMBALANCE, refine: str = "none", backend: str = "auto") -> Partition:
     """Split ``graph`` into ``k`` components.
 
     Parameters
@@ -61,7 +88,8 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         A name from ``PARTITIONERS``: ``metis``, ``metis-vol``, ``kahip-fast``,
         ``kahip-eco``, ``kahip-strong``, ``kahip-fastsocial``, ``kahip-ecosocial``,
         ``kahip-strongsocial``, ``kaminpar``, ``jet``, each also with ``+b``
-        (followed by the boundary refinement).
+        (followed by the boundary refinement), or ``auto``
+        (:func:`auto_partitioner` of the graph's size and ``backend``).
     seed : int
         Random seed of the partitioner (default 42).
     imbalance : float
@@ -71,6 +99,8 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         the same balance bound (:func:`fastapsp.partition.refine.refine_boundary`),
         as the ``+b`` names do.  The partition's ``details`` then hold
         ``boundary_vertices_before_refine`` and ``refine_seconds``.
+    backend : {"auto", "numpy", "cupy"}
+        Where the run computes: only ``auto`` looks at it.
 
     Returns
     -------
@@ -89,8 +119,10 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
     >>> int(p.edge_cut), int(p.boundary.sum())
     (1, 2)
     """
+    if partitioner == AUTO:
+        partitioner = auto_partitioner(graph.n, backend)
     if partitioner not in PARTITIONERS:
-        raise ValueError(f"partitioner: {partitioner!r} is not one of {', '.join(PARTITIONERS)}")
+        raise ValueError(f"partitioner: {partitioner!r} is not one of {AUTO}, {', '.join(PARTITIONERS)}")
     k = int(k)
     if k < 1 or k > max(graph.n, 1):
         raise ValueError(f"k: {k} is outside 1..{graph.n} (the number of vertices of {graph.name or 'the graph'})")

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 7 on one H100 with the default partitioner `auto` (Jet on the GPU from 2^19 vertices):
+# every graph of the issue, process start to exit, --output none, one component's 32 sampled rows
+# checked against SciPy per run; roadFLA and del20-unit with METIS too, in the same run.
+#   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) bash benchmarks/device/issue7-h100-s9.sh
+# Needs benchmarks/data/{roadFLA,luxembourg_osm}.mtx.gz; makes the Delaunay graphs when absent.
+set -u
+cd "$(dirname "$0")/../.."
+export PYTHONUNBUFFERED=1 TAG=${TAG:-h100-s9-scale} CHECK=${CHECK:-1}
+OUT=${OUT:-/tmp/issue7-out}
+mkdir -p "$OUT"
+save() { tar czf "$OUT/results.tgz" "benchmarks/results/$TAG" "benchmarks/results/$TAG-metis" 2>/dev/null; }
+run() { timeout "$1" bash benchmarks/scale_device.sh run "${@:2}" 2>&1 | grep -v -i warn | grep -v "^mean"; save; }
+bash benchmarks/scale_device.sh make > /dev/null 2>&1 & MK=$!
+timeout 300 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_jet.py tests/test_cost.py \
+    tests/test_partition.py tests/test_boundary_graph.py tests/test_gpu_pipeline.py 2>&1 | tail -2
+run 60 roadFLA auto boundary-graph
+PARTITIONER=metis TAG=$TAG-metis WARMUP='' run 60 roadFLA auto boundary-graph
+run 60 luxembourg_osm "16 32 64" boundary-graph
+wait $MK
+run 60 delaunay16r "8 16 32" boundary-graph
+run 90 del20-unit auto boundary-graph
+PARTITIONER=metis TAG=$TAG-metis WARMUP='' run 90 del20-unit auto boundary-graph
+run 40 del18-euclid auto boundary-graph
+run 90 del20-euclid auto boundary-graph
+run 90 del20-euclid-directed auto boundary-graph
+python3 - "$TAG" <<'PY'
+import json, glob, sys
+for f in sorted(glob.glob(f'benchmarks/results/{sys.argv[1]}*/*-k*.json')):
+    d = json.load(open(f)); s = d['stages']
+    print(d['graph'], d['k'], d['partitioner'], round(d['total_seconds'], 2),
+          {a: round(b, 2) for a, b in s.items() if b > 0.01}, d['boundary_vertices'],
+          (d.get('exactness_check') or {}).get('exact'))
+PY
