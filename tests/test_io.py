@@ -417,3 +417,74 @@ def test_luxembourg_both_layouts_agree():
     b = read_graph(shared("luxembourg_osm.fastapsp.mtx.gz"))
     assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
     assert np.array_equal(a.weights, b.weights) and a.directed == b.directed
+
+
+# ------------------------------------------------- numbers parsed by worker processes
+def _mtx_lines(rng, n, m, weight):
+    src, dst = rng.integers(1, n + 1, m), rng.integers(1, n + 1, m)
+    return [f"{s} {d} {weight(i)}" for i, (s, d) in enumerate(zip(src, dst))]
+
+
+@pytest.mark.parametrize("kind", ["whole", "real", "real-at-the-end", "beyond-int64", "comments"])
+def test_worker_processes_read_what_one_process_reads(tmp_path, monkeypatch, kind):
+    """FASTAPSP_READ_WORKERS=3: the text is cut at line ends and parsed by three processes; the
+    graph equals the one-process read bit for bit (dtype too: one real number anywhere makes
+    every number float64, as in one pass)."""
+    rng = np.random.default_rng(11)
+    weights = {"whole": lambda i: int(rng.integers(1, 99)), "real": lambda i: repr(float(rng.random())),
+               "real-at-the-end": lambda i: "0.5" if i == 1999 else str(int(rng.integers(1, 99))),
+               "beyond-int64": lambda i: "1" + "0" * 23 if i == 7 else str(int(rng.integers(1, 99))),
+               "comments": lambda i: int(rng.integers(1, 99))}
+    lines = _mtx_lines(rng, 300, 2000, weights[kind])
+    if kind == "comments":
+        lines[500] = "% a comment between the entries"
+    field = "integer" if kind in ("whole", "comments") else "real"
+    text = f"%%MatrixMarket matrix coordinate {field} general\n300 300 {len(lines) - (kind == 'comments')}\n"
+    path = write(tmp_path, "g.mtx", text + "\n".join(lines) + "\n")
+    monkeypatch.setenv("FASTAPSP_READ_WORKERS", "1")
+    one = read_graph(path)
+    monkeypatch.setenv("FASTAPSP_READ_WORKERS", "3")
+    three = read_graph(path)
+    for a, b in ((one.indptr, three.indptr), (one.indices, three.indices), (one.weights, three.weights)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+def test_worker_processes_leave_errors_to_the_one_process_path(tmp_path, monkeypatch):
+    """A number no worker can read sends the text to the one-process path, which names its line."""
+    lines = [f"{i} {i + 1} 1" for i in range(1, 400)]
+    lines[300] = "301 302 heavy"
+    path = write(tmp_path, "bad.mtx", "%%MatrixMarket matrix coordinate real general\n400 400 399\n"
+                 + "\n".join(lines) + "\n")
+    monkeypatch.setenv("FASTAPSP_READ_WORKERS", "4")
+    with pytest.raises(GraphFormatError, match="line 303.*heavy"):
+        read_graph(path)
+
+
+def test_read_workers_setting(monkeypatch):
+    from fastapsp.io._common import PARALLEL_FROM, PARALLEL_WHOLE_FROM, read_workers
+
+    monkeypatch.delenv("FASTAPSP_READ_WORKERS", raising=False)
+    assert read_workers(PARALLEL_FROM - 1, whole=False) == 1  # small texts: one process
+    assert read_workers(PARALLEL_WHOLE_FROM - 1, whole=True) == 1
+    assert read_workers(PARALLEL_FROM, whole=False) >= 1
+    monkeypatch.setenv("FASTAPSP_READ_WORKERS", "5")
+    assert read_workers(10, whole=True) == 5
+    monkeypatch.setenv("FASTAPSP_READ_WORKERS", "many")
+    with pytest.raises(ValueError, match="FASTAPSP_READ_WORKERS"):
+        read_workers(10, whole=True)
+
+
+def test_worker_processes_parse_their_pieces():
+    """The workers themselves give the numbers (not the one-process path behind them)."""
+    from fastapsp.io._common import _parse_in_workers, _pieces
+    from fastapsp.io._numbers import numbers_of
+
+    whole = b"1 2 3\n4 5 6\n" * 500
+    body = whole + b"7 8 9.25\n"
+    assert b"".join(_pieces(body, 3)) == body and all(p.endswith(b"\n") for p in _pieces(body, 3))
+    for text, dtype in ((whole, np.int64), (body, np.float64)):
+        parsed = _parse_in_workers(text, 3)
+        assert parsed is not None and parsed.dtype == dtype
+        np.testing.assert_array_equal(parsed, numbers_of(text))
+    assert _parse_in_workers(b"1 2\n3 x\n", 2) is None
