@@ -23,6 +23,7 @@ PARTITIONER=metis TAG=$TAG-metis WARMUP='' run 60 roadFLA auto boundary-graph
 run 60 luxembourg_osm "16 32 64" boundary-graph
 wait $MK
 run 60 delaunay16r "8 16 32" boundary-graph
+python3 benchmarks/startup_probe.py benchmarks/data/luxembourg_osm.mtx.gz -k 64 --backend cupy 2>&1 | grep probe
 fi
 wait $MK
 if [ "$PART" != 1 ]; then
