@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,6 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._numbers import numbers_of
 
 FORMATS = ("mtx", "fastapsp", "metis", "snap", "cedge", "dimacs")
 
@@ -193,91 +193,27 @@ def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes) -> 
     return _Tokens(source, body, first_line, counts, values, comment_lines)
 
 
-# Large texts are parsed in pieces by worker processes (NumPy's parser holds the GIL): from this many
-# bytes when a '.' says some number is not whole (about 0.35 us a number on one core), or from
-# PARALLEL_WHOLE_FROM when all are whole (int64 parses several times faster).
-PARALLEL_FROM = 8 << 20
-PARALLEL_WHOLE_FROM = 48 << 20
-PIECE_BYTES = 4 << 20  # at least this much text a worker
-
-
-def read_workers(size: int, whole: bool) -> int:
-    """Worker processes for parsing ``size`` bytes of numbers: ``FASTAPSP_READ_WORKERS`` when set
-    (1: none), else up to 8 of the CPUs this process may use, for large texts only."""
-    import os
-
-    setting = os.environ.get("FASTAPSP_READ_WORKERS", "")
-    if setting.strip():
-        try:
-            wanted = int(setting)
-        except ValueError:
-            raise ValueError(f"FASTAPSP_READ_WORKERS: {setting!r} is not a whole number") from None
-        return max(1, wanted)
-    if size < (PARALLEL_WHOLE_FROM if whole else PARALLEL_FROM):
-        return 1
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(8, cpus, size // PIECE_BYTES))
-
-
-def _pieces(body: bytes, count: int) -> list[bytes]:
-    """``body`` cut into ``count`` pieces of about equal size, each ending at a line's end."""
-    pieces, start = [], 0
-    for i in range(1, count):
-        cut = body.find(b"\n", max(start, len(body) * i // count))
-        if cut < 0:
-            break
-        pieces.append(body[start : cut + 1])
-        start = cut + 1
-    pieces.append(body[start:])
-    return pieces
-
-
-def _parse_in_workers(body: bytes, workers: int):
-    """The numbers of ``body`` parsed by ``workers`` processes, or None when that fails.
-
-    Each worker is a new Python running ``_numbers.py`` as a script (not a fork: this
-    process may already run CUDA and other threads; not multiprocessing: that would
-    import the caller's main module again), fed its piece on standard input.  Pieces end
-    at line ends, so no number is cut; if any piece holds a number that is not whole,
-    every piece becomes float64, as one pass over the whole text would make it (int64 to
-    float64 rounds as parsing does).  None sends the caller to the one-process path.
-    """
-    import io
-    import subprocess
-    import sys
-    from concurrent.futures import ThreadPoolExecutor
-
-    from . import _numbers
-
-    def parse(piece):
-        proc = subprocess.Popen([sys.executable, _numbers.__file__], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        out, _ = proc.communicate(piece)
-        return np.load(io.BytesIO(out), allow_pickle=False) if proc.returncode == 0 else None
-
-    pieces = _pieces(body, workers)
-    try:
-        with ThreadPoolExecutor(len(pieces)) as pool:
-            parts = list(pool.map(parse, pieces))
-    except (OSError, ValueError):
-        return None
-    if any(part is None for part in parts):
-        return None
-    if any(part.dtype != np.int64 for part in parts):
-        parts = [part.astype(np.float64) for part in parts]
-    return np.concatenate(parts)
-
-
 def _parse_numbers(source: _Source, body: bytes, first_line: int, ntokens: int) -> np.ndarray:
     if ntokens == 0:
         return np.zeros(0, dtype=np.int64)
-    workers = read_workers(len(body), whole=b"." not in body)
-    if workers > 1:
-        values = _parse_in_workers(body, workers)
-        if values is not None and values.size == ntokens:
-            return values
-    values = numbers_of(body, ntokens)
-    if values is not None:
+    # Whole numbers parse several times faster as int64; try that first.
+    for dtype in (np.int64, np.float64):
+        try:
+            with warnings.catch_warnings():
+                # Older NumPy warns and returns what it read so far instead of raising.
+                warnings.simplefilter("error", DeprecationWarning)
+                values = np.fromstring(body, dtype=dtype, sep=" ")
+        except (ValueError, DeprecationWarning):
+            continue
+        if values.size != ntokens:
+            continue
+        if dtype is np.int64 and values.size:
+            # NumPy saturates whole numbers beyond int64 instead of failing: a weight of
+            # 1e23 written out in digits would silently become 2**63 - 1.  Read such
+            # files as float64, where the checks see the real magnitude and sign.
+            limits = np.iinfo(np.int64)
+            if values.max() == limits.max or values.min() == limits.min:
+                continue
         return values
     for match in _TOKEN.finditer(body):
         if not _NUMBER.fullmatch(match.group()):
