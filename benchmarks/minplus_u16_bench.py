@@ -39,6 +39,9 @@ VARIANTS = [  # name, environment, compiler options
     ("float32_tiled_cut_tail", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ("-DMP_CUT_TAIL=1",)),
     ("u16_dpx", {"FASTAPSP_PACKED_MINPLUS": "all"}, ()),
     ("u16_split", {"FASTAPSP_PACKED_MINPLUS": "all"}, ("-DU16_SPLIT",)),
+    ("float32_stream_store", {}, ("-DMP_STREAM_STORE",)),  # evict-first stores of the row block
+    ("float32_smallk_3_blocks", {}, ("-DSK_MIN_BLOCKS=3",)),  # min_plus_smallk.cu's occupancy hint
+    ("float32_smallk_5_blocks", {}, ("-DSK_MIN_BLOCKS=5",)),
 ]
 
 
@@ -59,6 +62,12 @@ def main(argv=None):
         b[:, ::7] = np.inf  # unreachable columns, as in graphs with several pieces
         c = cp.empty((m, args.n), dtype=np.float32)
         reference = None
+        # The floor: writing the same M x N block and nothing else.
+        sec = event_seconds(cp, lambda: c.fill(0), 5)
+        rows.append({"kernel": "fill_only", "M": m, "K": k, "N": args.n, "seconds": sec,
+                     "bytes_written_per_s": m * args.n * 4 / sec})
+        print(f"{'fill_only':20s} M={m:5d} K={k:4d} {sec * 1e3:8.3f} ms  {m * args.n * 4 / sec / 1e9:7.1f} GB/s written",
+              flush=True)
         for name, environment, options in VARIANTS:
             for key in ("FASTAPSP_PACKED_MINPLUS", "FASTAPSP_SMALLK_MINPLUS"):
                 os.environ[key] = environment.get(key, "0" if key == "FASTAPSP_PACKED_MINPLUS" else "1")

@@ -49,9 +49,15 @@ __device__ __forceinline__ bool aligned16(const REAL* p, long long ld)
     return ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)ld * sizeof(REAL)) & 15ull) == 0;
 }
 
+// -DMP_STREAM_STORE: the row block is written with the evict-first hint (st.global.cs), as it is
+// not read again by this kernel (benchmarks/minplus_u16_bench.py compares it).
 __device__ __forceinline__ void store4(float* p, const float (&v)[4])
 {
+#ifdef MP_STREAM_STORE
+    __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+#else
     *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+#endif
 }
 __device__ __forceinline__ void store4(double* p, const double (&v)[4])
 {
