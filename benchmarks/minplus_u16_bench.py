@@ -39,7 +39,10 @@ VARIANTS = [  # name, environment, compiler options
     ("float32_tiled_cut_tail", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ("-DMP_CUT_TAIL=1",)),
     ("u16_dpx", {"FASTAPSP_PACKED_MINPLUS": "all"}, ()),
     ("u16_split", {"FASTAPSP_PACKED_MINPLUS": "all"}, ("-DU16_SPLIT",)),
-    ("float32_stream_store", {}, ("-DMP_STREAM_STORE",)),  # evict-first stores of the row block
+    # Evict-first stores of the row block: min_plus_smallk.cu's default since 90da1d0's measurement
+    # (results/h100-s9-kernels), so "float32" has them at K <= 32 from then on.
+    ("float32_stream_store", {}, ("-DMP_STREAM_STORE",)),
+    ("float32_no_stream_store", {}, ("-DMP_NO_STREAM_STORE",)),
     ("float32_smallk_3_blocks", {}, ("-DSK_MIN_BLOCKS=3",)),  # min_plus_smallk.cu's occupancy hint
     ("float32_smallk_5_blocks", {}, ("-DSK_MIN_BLOCKS=5",)),
 ]

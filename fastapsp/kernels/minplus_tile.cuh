@@ -49,8 +49,9 @@ __device__ __forceinline__ bool aligned16(const REAL* p, long long ld)
     return ((reinterpret_cast<unsigned long long>(p) | (unsigned long long)ld * sizeof(REAL)) & 15ull) == 0;
 }
 
-// -DMP_STREAM_STORE: the row block is written with the evict-first hint (st.global.cs), as it is
-// not read again by this kernel (benchmarks/minplus_u16_bench.py compares it).
+// MP_STREAM_STORE: the row block is written with the evict-first hint (st.global.cs), as it is
+// not read again by the kernel (min_plus_smallk.cu defines it; benchmarks/minplus_u16_bench.py
+// compares both ways).
 __device__ __forceinline__ void store4(float* p, const float (&v)[4])
 {
 #ifdef MP_STREAM_STORE
