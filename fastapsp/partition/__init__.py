@@ -27,9 +27,9 @@ from .kaminpar import kaminpar
 from .metis import metis
 from .refine import boundary_count, refine_boundary
 
-__all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX", "Partition", "partition_graph", "boundary_mask",
-           "make_partition", "save_partition", "load_partition", "graph_fingerprint", "partition_checksum",
-           "partition_record", "refine_boundary",
+__all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX",
+           "Partition", "partition_graph", "boundary_mask", "make_partition", "save_partition", "load_partition",
+           "graph_fingerprint", "partition_checksum", "partition_record", "refine_boundary",
            "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
 
 DEFAULT_SEED = 42
