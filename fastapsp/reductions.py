@@ -173,20 +173,25 @@ class StatsAccumulator:
             return
         inside = (rows_host >= column_start) & (rows_host < column_start + w)
         self.diagonal[rows_host[inside]] += 1
-        if xp is not np:
+        self._add(rows, rows_host, column_start, block)
+
+    def _add(self, rows, rows_host, column_start: int, block, *, pairs: bool = False) -> None:
+        """Add a checked, non-empty block: on the GPU by the fused kernel where it applies (no wait),
+        else in chunks by array operations (``pairs``: see :meth:`_update_chunk`)."""
+        if self.xp is not np:
             from .reductions_gpu import GpuStats, kernel_supports
 
             if kernel_supports(self, block):  # one fused kernel, no wait for the GPU
                 if self._gpu is None:
                     self._gpu = GpuStats(self, self.max_distance)
-                self._gpu.update(rows, rows_host, column_start, block)
+                self._gpu.update(rows, rows_host, column_start, block, pairs=pairs)
                 return
             if self._gpu is not None:  # the kernels add to the same arrays: after them
                 self._gpu.after_kernels()
-        rows_dev = xp.asarray(rows_host)
-        step = max(1, _CHUNK_ELEMENTS // w)
-        for a0 in range(0, r, step):
-            self._update_chunk(rows_dev[a0 : a0 + step], column_start, block[a0 : a0 + step])
+        rows_dev = self.xp.asarray(rows_host)
+        step = max(1, _CHUNK_ELEMENTS // block.shape[1])
+        for a0 in range(0, block.shape[0], step):
+            self._update_chunk(rows_dev[a0 : a0 + step], column_start, block[a0 : a0 + step], pairs=pairs)
 
     def _update_pairs(self, rows, column_start: int, block) -> None:
         """update(pairs=True): the component's own columns as they are, the later ones for both orders."""
@@ -204,21 +209,7 @@ class StatsAccumulator:
             self.update(rows_host, column_start, block[:, :own])
         if own == block.shape[1] or rows_host.size == 0:
             return
-        later, start = block[:, own:], column_start + own
-        if array_module(block) is not np:
-            from .reductions_gpu import GpuStats, kernel_supports
-
-            if kernel_supports(self, later):
-                if self._gpu is None:
-                    self._gpu = GpuStats(self, self.max_distance)
-                self._gpu.update(rows, rows_host, start, later, pairs=True)
-                return
-            if self._gpu is not None:
-                self._gpu.after_kernels()
-        rows_dev = self.xp.asarray(rows_host)
-        step = max(1, _CHUNK_ELEMENTS // later.shape[1])
-        for a0 in range(0, later.shape[0], step):
-            self._update_chunk(rows_dev[a0 : a0 + step], start, later[a0 : a0 + step], pairs=True)
+        self._add(rows, rows_host, column_start + own, block[:, own:], pairs=True)
 
     def _update_chunk(self, rows, column_start: int, x, *, pairs: bool = False) -> None:
         """Add block ``x``; with ``pairs`` its entries count for both orders (columns' sums and maxima kept)."""
