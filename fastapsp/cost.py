@@ -120,7 +120,8 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
         if order.size < 4 * max(sizes):  # vertex 0 sits in a small piece: the first ids instead
             order = np.arange(sample)
         order = np.sort(order)
-    indptr, indices = _induced(graph, order)
+    sub = graph.subgraph(order)
+    indptr, indices = sub.indptr.astype(np.int64), sub.indices.astype(np.int64)
     # The rim: vertices that lost arcs to the cut-out region.  Parts touching it
     # lack the boundary they would have inside the graph, so they are not averaged.
     rim = np.diff(indptr) < np.diff(graph.indptr)[order]
@@ -143,25 +144,6 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=(1600, 400), seed: in
     beta = float(np.clip(math.log(b0 / b1) / math.log(c0 / c1), 0.25, 1.0))
     alpha = b0 / c0**beta
     return float(alpha), beta
-
-
-def _induced(graph, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR (int64, heads ascending in each row) of the subgraph induced by the sorted ids ``order``,
-    vertex ``order[i]`` renamed ``i``."""
-    rename = np.full(graph.n, -1, dtype=np.int64)
-    rename[order] = np.arange(order.size)
-    starts = graph.indptr[order].astype(np.int64)
-    counts = graph.indptr[order + 1].astype(np.int64) - starts
-    total = int(counts.sum())
-    # Arc positions starts[i] .. starts[i] + counts[i] of every kept row, in one array.
-    rows = np.repeat(np.arange(order.size, dtype=np.int64), counts)
-    heads = rename[graph.indices[np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)]]
-    inside = heads >= 0
-    rows, heads = rows[inside], heads[inside]
-    heads = heads[np.argsort(rows * order.size + heads, kind="stable")]
-    indptr = np.zeros(order.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=order.size), out=indptr[1:])
-    return indptr, heads
 
 
 def default_k(n: int) -> int:

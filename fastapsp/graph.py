@@ -218,16 +218,34 @@ class Graph:
         n = self.n
         if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
             raise ValueError(f"order: expected a permutation of 0..{n - 1}, found shape {order.shape}")
-        rename = np.empty(n, dtype=np.int64)
-        rename[order] = np.arange(n)
-        counts = np.diff(self.indptr)[order]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        # Old position of each new arc: its old row's start plus its place in that row.
-        source = np.repeat(self.indptr[order].astype(np.int64) - indptr[:-1], counts) + np.arange(self.m)
+        return self.subgraph(order)
+
+    def subgraph(self, vertices) -> "Graph":
+        """The graph induced by the distinct ids ``vertices``, vertex ``vertices[i]`` renamed ``i``: the
+        arcs between them with their weights (explicit zeros too), heads ascending in each row.
+
+        Examples
+        --------
+        >>> g = Graph.from_edges(4, [0, 1, 2], [1, 2, 3], [5.0, 7.0, 9.0], directed=True)
+        >>> h = g.subgraph([1, 2, 3])
+        >>> h.n, h.arcs()[0].tolist(), h.arcs()[1].tolist(), h.arcs()[2].tolist()
+        (3, [0, 1], [1, 2], [7.0, 9.0])
+        """
+        vertices = np.asarray(vertices, dtype=np.int64)
+        size = vertices.size
+        rename = np.full(self.n, -1, dtype=np.int64)
+        rename[vertices] = np.arange(size)
+        starts = self.indptr[vertices].astype(np.int64)
+        counts = self.indptr[vertices + 1].astype(np.int64) - starts
+        # Old position of every arc of the kept rows: its row's start plus its place in that row.
+        source = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        rows = np.repeat(np.arange(size, dtype=np.int64), counts)
         heads = rename[self.indices[source]]
-        rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-        sort = np.argsort(rows * n + heads, kind="stable")  # heads ascending within each row
+        inside = heads >= 0  # arcs to vertices left out go
+        source, rows, heads = source[inside], rows[inside], heads[inside]
+        sort = np.argsort(rows * size + heads, kind="stable")  # heads ascending within each row
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=size), out=indptr[1:])
         dtype = self.indptr.dtype
         return Graph(indptr.astype(dtype), heads[sort].astype(dtype), self.weights[source][sort],
                      directed=self.directed, name=self.name)
