@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Multi-GPU runs of issue 7: roadFLA and del20-unit with one rank and with `mpirun -n $GPUS`
+# (default 2), the defaults (k by the cost model, --partitioner auto: Jet on rank 0's GPU), one
+# component's 32 sampled rows checked against SciPy after every run.  Results under
+# benchmarks/results/$TAG (default h200x$GPUS-s9) and in $OUT/results.tgz.
+#   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) GPUS=2 bash benchmarks/device/issue7-multigpu.sh
+set -u
+cd "$(dirname "$0")/../.."
+GPUS=${GPUS:-2}
+export PYTHONUNBUFFERED=1 TAG=${TAG:-h200x$GPUS-s9} CHECK=${CHECK:-1}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+OUT=${OUT:-/tmp/issue7-out}
+DATA=benchmarks/data
+mkdir -p "$OUT" "$DATA"
+nvidia-smi -L
+save() { tar czf "$OUT/results.tgz" "benchmarks/results/$TAG" 2>/dev/null; }
+run() { timeout "$1" bash benchmarks/scale_device.sh run "${@:2}" 2>&1 | grep -v -i warn | grep -v "^mean"; save; }
+source benchmarks/device/_graphs.sh  # roadFLA's file, and del20-unit's (made in the background when absent)
+M="mpirun -n $GPUS --bind-to none -x PYTHONPATH -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"
+run 90 roadFLA auto boundary-graph
+LAUNCHER="$M" RANKS=$GPUS run 90 roadFLA auto boundary-graph
+[ -z "$making" ] || wait "$making"
+run 120 del20-unit auto boundary-graph
+LAUNCHER="$M" RANKS=$GPUS run 120 del20-unit auto boundary-graph
+python3 - "$TAG" <<'PY'
+import json, glob, sys
+for f in sorted(glob.glob(f'benchmarks/results/{sys.argv[1]}/*-k*.json')):
+    d = json.load(open(f)); s = d['stages']
+    print(d['graph'], d['k'], d['partitioner'], d['ranks'], round(d['total_seconds'], 2),
+          {a: round(b, 2) for a, b in s.items() if b > 0.01}, (d.get('exactness_check') or {}).get('exact'), d['device'])
+PY
