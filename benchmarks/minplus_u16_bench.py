@@ -3,7 +3,7 @@
 Every variant is launched by the pipeline's own ``min_plus_cuda`` (so the grid
 is the one a run uses): float32 (``min_plus_smallk.cu`` for K <= 32, ``min_plus.cu``),
 packed 16-bit with the DPX
-add-min (``min_plus_u16.cu``) and with an add and a SIMD minimum
+add-min (``min_plus_u16.cu``; ``min_plus_smallk_u16.cu`` for K <= 32 in ``u16_default``) and with an add and a SIMD minimum
 (``-DU16_SPLIT``), with the partial last chunk of K swept whole or only as far
 as K (``-DMP_CUT_TAIL``).  Every result is compared with the float32 one.
 ``results/h100-s5-kernels`` was measured when the cut tail was the default
@@ -45,6 +45,12 @@ VARIANTS = [  # name, environment, compiler options
     ("float32_no_stream_store", {}, ("-DMP_NO_STREAM_STORE",)),
     ("float32_smallk_3_blocks", {}, ("-DSK_MIN_BLOCKS=3",)),  # min_plus_smallk.cu's occupancy hint
     ("float32_smallk_5_blocks", {}, ("-DSK_MIN_BLOCKS=5",)),
+    # What min_plus_cuda picks for whole numbers: min_plus_smallk_u16.cu for K <= 32, min_plus_u16.cu
+    # from K = 64, float32 between.
+    ("u16_default", {"FASTAPSP_PACKED_MINPLUS": "1"}, ()),
+    ("u16_smallk_no_stream_store", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DMP_NO_STREAM_STORE",)),
+    ("u16_smallk_3_blocks", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DSKU_MIN_BLOCKS=3",)),
+    ("u16_smallk_2_blocks", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DSKU_MIN_BLOCKS=2",)),
 ]
 
 
@@ -56,10 +62,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1 << 20)
     parser.add_argument("--tag", default="gpu")
+    parser.add_argument("--variants", default=None, help="comma-separated names (default: all)")
+    parser.add_argument("--shapes", default=None, help="M:K pairs, comma-separated (default: all)")
     args = parser.parse_args(argv)
+    variants = VARIANTS if args.variants is None else [v for v in VARIANTS if v[0] in args.variants.split(",")]
+    shapes = SHAPES if args.shapes is None else [tuple(map(int, s.split(":"))) for s in args.shapes.split(",")]
     rng = np.random.default_rng(0)
     rows = []
-    for m, k in SHAPES:
+    for m, k in shapes:
         a = cp.asarray(rng.integers(0, 2000, (m, k)).astype(np.float32))
         b = cp.asarray(rng.integers(0, 2000, (k, args.n)).astype(np.float32))
         b[:, ::7] = np.inf  # unreachable columns, as in graphs with several pieces
@@ -71,7 +81,7 @@ def main(argv=None):
                      "bytes_written_per_s": m * args.n * 4 / sec})
         print(f"{'fill_only':20s} M={m:5d} K={k:4d} {sec * 1e3:8.3f} ms  {m * args.n * 4 / sec / 1e9:7.1f} GB/s written",
               flush=True)
-        for name, environment, options in VARIANTS:
+        for name, environment, options in variants:
             for key in ("FASTAPSP_PACKED_MINPLUS", "FASTAPSP_SMALLK_MINPLUS"):
                 os.environ[key] = environment.get(key, "0" if key == "FASTAPSP_PACKED_MINPLUS" else "1")
             sec = event_seconds(cp, lambda: min_plus_cuda(a, b, c, False, True, options), 5)

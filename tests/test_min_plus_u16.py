@@ -1,8 +1,9 @@
 """The packed 16-bit min-plus (``min_plus(..., integer=True)``) gives the float32 answers.
 
 On the GPU, whole-number float32 operands run in packed 16-bit arithmetic
-(``fastapsp/kernels/min_plus_u16.cu``), tile by tile falling back to float32 where
-an operand does not fit (above 16,383, negative, fractional).  The host path
+(``fastapsp/kernels/min_plus_u16.cu`` from K = 64, ``min_plus_smallk_u16.cu`` up to
+K = 32), block by block falling back to float32 where an operand does not fit
+(above 16,383, negative, fractional).  The host path
 ignores the flag; both are checked against a plain NumPy min-plus.
 """
 
@@ -27,8 +28,11 @@ def _operand(rng, shape, high, inf_share=0.2):
     return x
 
 
-# The packed path takes inner dimensions from 64 on (shorter ones stay in float32).
-SHAPES = [(1, 64, 1), (64, 64, 128), (65, 65, 129), (130, 150, 300), (7, 70, 1000), (200, 99, 5), (3, 5, 7)]
+# min_plus_u16.cu takes inner dimensions from 64 on, min_plus_smallk_u16.cu up to 32 (its blocks
+# sweep 4 column tiles of 128: N = 1300 ends inside a block, inside a tile, on an odd column).
+SHAPES = [(1, 64, 1), (64, 64, 128), (65, 65, 129), (130, 150, 300), (7, 70, 1000), (200, 99, 5), (3, 5, 7),
+          (1, 1, 1), (131, 3, 1300), (64, 4, 512), (97, 19, 1301), (130, 20, 2049), (70, 31, 777), (65, 32, 1024),
+          (40, 40, 700)]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -44,11 +48,13 @@ def test_packed_equals_float(xp, shape, high):
     np.testing.assert_array_equal(host(plain), want)
 
 
-@pytest.mark.parametrize("case", ["too_large", "fractional", "negative_zero", "one_tile"])
-def test_operands_that_do_not_fit_fall_back(xp, case):
-    """Values the 16-bit encoding cannot hold give the float32 answer, not a wrapped one."""
+@pytest.mark.parametrize("k", [80, 20])
+@pytest.mark.parametrize("case", ["too_large", "fractional", "negative_zero", "one_tile", "late_column"])
+def test_operands_that_do_not_fit_fall_back(xp, case, k):
+    """Values the 16-bit encoding cannot hold give the float32 answer, not a wrapped one
+    (K = 20: min_plus_smallk_u16.cu, whose blocks switch to float32 from the tile that meets one)."""
     rng = np.random.default_rng(5)
-    a, b = _operand(rng, (150, 80), 9000), _operand(rng, (80, 400), 9000)
+    a, b = _operand(rng, (150, k), 9000), _operand(rng, (k, 1400), 9000)
     if case == "too_large":
         a[3, 7] = LIMIT + 1
         b[10, 20] = 60000
@@ -56,24 +62,28 @@ def test_operands_that_do_not_fit_fall_back(xp, case):
         b[5, 300] = 2.5
     elif case == "negative_zero":
         a[:, 0] = -0.0
-    else:  # only the tiles of rows 64..127 and columns 128..255 see a large value
+    elif case == "one_tile":  # only the tiles of rows 64..127 see a large value
         a[70, 3] = 40000
+    else:  # the third column tile of 128 of the second block of 512: the block's first two stay packed
+        b[k - 1, 512 + 2 * 128 + 5] = 20000
     want = _reference(a, b)
     got = min_plus(xp.asarray(a), xp.asarray(b), integer=True)
     np.testing.assert_array_equal(host(got), want)
 
 
-def test_views_and_accumulate(xp):
+@pytest.mark.parametrize("k", [80, 20])
+def test_views_and_accumulate(xp, k):
     """Operands as views with odd leading dimensions, the result into rows of a larger block."""
     rng = np.random.default_rng(11)
     big_a = _operand(rng, (90, 101), 500)
     big_b = _operand(rng, (101, 1003), 500)
-    a, b = big_a[:, 5:85], big_b[5:85, 3:1000]
+    a, b = big_a[:, 5 : 5 + k], big_b[5 : 5 + k, 3:1000]
     block = _operand(rng, (100, 997), 800, inf_share=0.5)
     want = block.copy()
     want[10:] = np.minimum(block[10:], _reference(a, b))
     got = xp.asarray(block)
-    min_plus(xp.asarray(big_a)[:, 5:85], xp.asarray(big_b)[5:85, 3:1000], out=got[10:], accumulate=True, integer=True)
+    min_plus(xp.asarray(big_a)[:, 5 : 5 + k], xp.asarray(big_b)[5 : 5 + k, 3:1000], out=got[10:], accumulate=True,
+             integer=True)
     np.testing.assert_array_equal(host(got), want)
 
 
@@ -116,17 +126,19 @@ def test_integer_weights_property():
     assert not Graph.from_edges(3, [0, 1], [1, 2], weights=[2.0, 0.5], directed=True).integer_weights
 
 
+@pytest.mark.parametrize("k, tiles", [(70, 18), (20, 6)])
 @pytest.mark.parametrize("fits", [True, False])
-def test_fallback_tiles_are_counted(xp, monkeypatch, capsys, fits):
-    """FASTAPSP_U16_DEBUG=1 reports the tiles computed in float32: none when every operand fits."""
+def test_fallback_tiles_are_counted(xp, monkeypatch, capsys, fits, k, tiles):
+    """FASTAPSP_U16_DEBUG=1 reports the tiles computed in float32: none when every operand fits.
+    Tiles of 64 x 128 for min_plus_u16.cu (K = 70), blocks of 64 x 512 for min_plus_smallk_u16.cu."""
     if xp is np:
         pytest.skip("the packed path is the GPU's")
     monkeypatch.setenv("FASTAPSP_U16_DEBUG", "1")
     rng = np.random.default_rng(4)
-    a, b = _operand(rng, (130, 70), 900), _operand(rng, (70, 700), 900)
+    a, b = _operand(rng, (130, k), 900), _operand(rng, (k, 700), 900)
     if not fits:
-        b[3, 650] = LIMIT + 1  # one column tile of 128 (columns 640..767), every row tile
+        b[3, 650] = LIMIT + 1  # one column tile (of 128, or block of 512), every row tile
     got = min_plus(xp.asarray(a), xp.asarray(b), integer=True)
     np.testing.assert_array_equal(host(got), _reference(a, b))
     line = capsys.readouterr().err
-    assert ("0 of 18 tiles" in line) if fits else ("3 of 18 tiles" in line), line
+    assert (f"0 of {tiles} tiles" in line) if fits else (f"3 of {tiles} tiles" in line), line

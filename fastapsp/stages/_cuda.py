@@ -71,10 +71,11 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``.
 
     ``integer``: the operands hold whole numbers (integer weights), so float32
-    products run in packed 16-bit arithmetic (``min_plus_u16.cu``), tile by
-    tile falling back to float32 where an operand does not fit in it.
+    products run in packed 16-bit arithmetic (``min_plus_u16.cu`` from K = 64,
+    ``min_plus_smallk_u16.cu`` up to K = 32), block by block falling back to
+    float32 where an operand does not fit in it.
     ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32, ``=all``
-    packs every K (for comparing the two in benchmarks).  ``options``: extra
+    takes ``min_plus_u16.cu`` at every K (for comparing them in benchmarks).  ``options``: extra
     compiler options of the kernel (benchmarks: ``-DMP_CUT_TAIL=0|1``,
     ``-DU16_SPLIT``).
     """
@@ -94,17 +95,23 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     # the packed kernel is faster than float32 from K = 75 (8.98 vs 8.36 T relaxations/s; 11.2 vs
     # 9.7 at K = 150) and slower at K = 15..22 (3.6 vs 6.9 at K = 20), as whole runs found
     # (results/h100-final*: del20-unit gained 11%, roadFLA lost 1.9x).
-    switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": any K (benchmarks)
-    packed = bool(integer) and dtype == np.float32 and switch != "0" and (k >= _U16_MIN_K or switch == "all")
+    switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": min_plus_u16.cu at any K
+    can_pack = bool(integer) and dtype == np.float32 and switch != "0"
+    packed = can_pack and (k >= _U16_MIN_K or switch == "all")
     # K <= 32 (road networks' components; 16 in float64): min_plus_smallk.cu, which keeps A's slice
     # in shared memory over 8 column tiles (H100, results/h100-s6-kernels: 2.55 vs 3.03 ms at
-    # M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32; the same at K = 8 and 15);
-    # FASTAPSP_SMALLK_MINPLUS=0 keeps min_plus.cu (benchmarks).
+    # M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32; the same at K = 8 and 15), and for whole
+    # numbers its packed 16-bit form min_plus_smallk_u16.cu; FASTAPSP_SMALLK_MINPLUS=0 keeps
+    # min_plus.cu (benchmarks).
     smallk = not packed and k <= _SMALLK_MAX_K[dtype] and os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
     options = tuple(options)
     if not packed and not smallk and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
         options += ("-DMP_CUT_TAIL=1",)
-    if packed:
+    if smallk and can_pack:
+        packed = True
+        kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
+        width = _SMALLK_COLS
+    elif packed:
         kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype, options=options), _U16_COLS
     elif smallk:
         kernel, width = get_kernel("min_plus_smallk.cu", "min_plus_smallk", dtype, options=options), _SMALLK_COLS
@@ -123,7 +130,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
         kernel(grid, (_THREADS,), (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1], np.int64(ldc),
                                    np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate))) + extra)
     if counter is not None:
-        tiles = -(-m // _TILE) * -(-n // width)
+        tiles = -(-m // _TILE) * -(-n // width)  # blocks of 64 rows and `width` columns
         fell = int(counter.get()[0])
         detail = ""
         if fell:  # what did not fit: the largest finite operand, fractions, negatives

@@ -1,0 +1,159 @@
+// Min-plus product C = [min(C,)] A (x) B for a short inner dimension (K <= 32) of
+// float32 operands that hold whole numbers: the interior rows of unweighted road
+// networks.  As min_plus_smallk.cu, a block keeps its 64 x K slice of A in shared
+// memory and sweeps the columns with it, double-buffering B, one barrier a tile;
+// here the relaxations run in packed 16-bit arithmetic (minplus_tile_u16.cuh: one
+// DPX instruction adds and takes the minimum of two column halves), so a column
+// costs K / 2 instructions a row instead of 2 K, and the product is left bound
+// by its writes (stored with the evict-first hint).
+//
+// Thread (ty, tx) keeps rows 4 ty .. 4 ty + 3, columns 8 tx .. 8 tx + 7 of the
+// current 128-column tile as 4 x 4 packed pairs.  A block sweeps SKU_CT tiles of
+// 128 (512 columns, as min_plus_smallk.cu).  When an operand does not fit the
+// encoding (above 16,383, negative, fractional, NaN) the block computes its
+// columns from the current tile on in float32 (smallk_columns), so the answer is
+// the same, only slower; ``fallbacks`` (may be null) counts such blocks.
+// Grid: (ceil(M / 64), ceil(N / 512)), 256 threads.
+#undef REAL
+#define REAL float
+#ifndef MP_NO_STREAM_STORE
+#define MP_STREAM_STORE
+#endif
+#include "common.cuh"
+#include "minplus_tile.cuh"
+#include "minplus_tile_u16.cuh"
+#include "minplus_smallk.cuh"
+
+#define SKU_COLS 128
+#define SKU_CT 4
+
+struct SmallKU16Smem {
+    unsigned int a[SK_MAXK][MP_TILE + 4];        // A entry in both halves, k-major
+    unsigned int b[2][SK_MAXK][SKU_COLS / 2];    // B columns 2j (low half) and 2j + 1 (high half)
+};
+
+union SmallKShared {
+    SmallKU16Smem u;
+    SmallKSmem f;  // the float32 columns of the fallback
+};
+
+template <int KK>
+__device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], const SmallKU16Smem& sm, int buf,
+                                                 int tx, int ty)
+{
+#pragma unroll
+    for (int kk = 0; kk < KK; ++kk) {
+        const uint4 a4 = *reinterpret_cast<const uint4*>(&sm.a[kk][4 * ty]);
+        const uint4 b4 = *reinterpret_cast<const uint4*>(&sm.b[buf][kk][4 * tx]);
+        const unsigned int a[4] = {a4.x, a4.y, a4.z, a4.w};
+        const unsigned int b[4] = {b4.x, b4.y, b4.z, b4.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(a[i], b[j], acc[i][j]);
+    }
+}
+
+__device__ __forceinline__ void store_row8(float* row, const float (&v)[8], bool vec, int left, bool accumulate)
+{
+    if (vec) {
+#ifdef MP_STREAM_STORE
+        __stcs(reinterpret_cast<float4*>(row), make_float4(v[0], v[1], v[2], v[3]));
+        __stcs(reinterpret_cast<float4*>(row) + 1, make_float4(v[4], v[5], v[6], v[7]));
+#else
+        reinterpret_cast<float4*>(row)[0] = make_float4(v[0], v[1], v[2], v[3]);
+        reinterpret_cast<float4*>(row)[1] = make_float4(v[4], v[5], v[6], v[7]);
+#endif
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+        if (j < left) row[j] = accumulate ? fminf(row[j], v[j]) : v[j];
+}
+
+#ifndef SKU_MIN_BLOCKS  // resident blocks per SM asked of the register allocator
+#define SKU_MIN_BLOCKS 4
+#endif
+
+extern "C" __global__ void __launch_bounds__(MP_THREADS, SKU_MIN_BLOCKS)
+min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb, float* C, long long ldc,
+                    int M, int N, int K, int accumulate, unsigned int* fallbacks)
+{
+    __shared__ __align__(16) SmallKShared sm;
+    static_assert(sizeof(SmallKShared) <= 48 * 1024, "static shared memory");
+    const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
+    const int b_pair = t & 63, b_row = t >> 6;  // fetches B rows b_row + 4p, columns 2 b_pair and 2 b_pair + 1
+    const long long r0 = (long long)blockIdx.x * MP_TILE;
+    const long long first = (long long)blockIdx.y * SKU_CT * SKU_COLS;
+    const int rows = (int)min((long long)MP_TILE, M - r0);
+    const int K4 = (K + 3) & ~3;
+    bool bad = false;
+
+    for (int e = t; e < MP_TILE * K4; e += MP_THREADS) {  // A: consecutive threads read along a row
+        const int r = e / K4, k = e - r * K4;
+        const unsigned int v = encode_u16((r < rows && k < K) ? A[(r0 + r) * lda + k] : INF_R, bad);
+        sm.u.a[k][r] = v | (v << 16);
+    }
+
+    unsigned int rb[SK_MAXK / 4];
+    auto fetch = [&](long long c0) {
+        const long long c = c0 + 2 * b_pair;
+#pragma unroll
+        for (int p = 0; p < SK_MAXK / 4; ++p) {
+            const int k = b_row + 4 * p;
+            const float* row = B + (long long)k * ldb;
+            const unsigned int lo = encode_u16((k < K && c < N) ? row[c] : INF_R, bad);
+            const unsigned int hi = encode_u16((k < K && c + 1 < N) ? row[c + 1] : INF_R, bad);
+            rb[p] = lo | (hi << 16);
+        }
+    };
+
+    fetch(first);
+    for (int tile = 0; tile < SKU_CT; ++tile) {
+        const long long c0 = first + (long long)tile * SKU_COLS;
+        if (c0 >= N) break;  // the same for the whole block
+        const int buf = tile & 1;
+#pragma unroll
+        for (int p = 0; p < SK_MAXK / 4; ++p)
+            if (b_row + 4 * p < K4) sm.u.b[buf][b_row + 4 * p][b_pair] = rb[p];
+        // One barrier a tile (see min_plus_smallk.cu); it also tells the block whether any operand
+        // staged so far (A, this tile of B) did not fit.
+        if (__syncthreads_or(bad)) {
+            if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
+            smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0,
+                           (int)((first + SKU_CT * SKU_COLS - c0) / MP_TILE), sm.f);
+            return;
+        }
+        if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch(c0 + SKU_COLS);
+        unsigned int acc[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
+        switch (K4) {
+        case 4: smallk_sweep_u16<4>(acc, sm.u, buf, tx, ty); break;
+        case 8: smallk_sweep_u16<8>(acc, sm.u, buf, tx, ty); break;
+        case 12: smallk_sweep_u16<12>(acc, sm.u, buf, tx, ty); break;
+        case 16: smallk_sweep_u16<16>(acc, sm.u, buf, tx, ty); break;
+        case 20: smallk_sweep_u16<20>(acc, sm.u, buf, tx, ty); break;
+        case 24: smallk_sweep_u16<24>(acc, sm.u, buf, tx, ty); break;
+        case 28: smallk_sweep_u16<28>(acc, sm.u, buf, tx, ty); break;
+        default: smallk_sweep_u16<32>(acc, sm.u, buf, tx, ty); break;
+        }
+        const int cols = (int)min((long long)SKU_COLS, N - c0);
+        float* tile_c = C + r0 * ldc + c0;
+        const bool vec = !accumulate && aligned16(tile_c, ldc) && 8 * tx + 8 <= cols;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int r = 4 * ty + i;
+            if (r >= rows) break;
+            float v[8];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
+                v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
+            }
+            store_row8(tile_c + (long long)r * ldc + 8 * tx, v, vec, cols - 8 * tx, accumulate != 0);
+        }
+    }
+}
