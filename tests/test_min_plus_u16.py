@@ -28,11 +28,11 @@ def _operand(rng, shape, high, inf_share=0.2):
     return x
 
 
-# min_plus_u16.cu takes inner dimensions from 64 on, min_plus_smallk_u16.cu up to 32 (its blocks
+# min_plus_u16.cu takes inner dimensions from 64 on, min_plus_smallk_u16.cu 9 to 48 (its blocks
 # sweep 4 column tiles of 128: N = 1300 ends inside a block, inside a tile, on an odd column).
 SHAPES = [(1, 64, 1), (64, 64, 128), (65, 65, 129), (130, 150, 300), (7, 70, 1000), (200, 99, 5), (3, 5, 7),
           (1, 1, 1), (131, 3, 1300), (64, 4, 512), (97, 19, 1301), (130, 20, 2049), (70, 31, 777), (65, 32, 1024),
-          (40, 40, 700)]
+          (40, 40, 700), (66, 48, 1500), (64, 9, 600), (64, 8, 600), (70, 33, 513)]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -48,11 +48,12 @@ def test_packed_equals_float(xp, shape, high):
     np.testing.assert_array_equal(host(plain), want)
 
 
-@pytest.mark.parametrize("k", [80, 20])
+@pytest.mark.parametrize("k", [80, 20, 40])
 @pytest.mark.parametrize("case", ["too_large", "fractional", "negative_zero", "one_tile", "late_column"])
 def test_operands_that_do_not_fit_fall_back(xp, case, k):
     """Values the 16-bit encoding cannot hold give the float32 answer, not a wrapped one
-    (K = 20: min_plus_smallk_u16.cu, whose blocks switch to float32 from the tile that meets one)."""
+    (K = 20 and 40: min_plus_smallk_u16.cu, whose blocks switch to float32 from the tile that meets one:
+    with min_plus_smallk.cu's loop at K = 20, with 64 x 64 tiles at K = 40)."""
     rng = np.random.default_rng(5)
     a, b = _operand(rng, (150, k), 9000), _operand(rng, (k, 1400), 9000)
     if case == "too_large":
@@ -71,7 +72,7 @@ def test_operands_that_do_not_fit_fall_back(xp, case, k):
     np.testing.assert_array_equal(host(got), want)
 
 
-@pytest.mark.parametrize("k", [80, 20])
+@pytest.mark.parametrize("k", [80, 20, 40])
 def test_views_and_accumulate(xp, k):
     """Operands as views with odd leading dimensions, the result into rows of a larger block."""
     rng = np.random.default_rng(11)
@@ -126,7 +127,7 @@ def test_integer_weights_property():
     assert not Graph.from_edges(3, [0, 1], [1, 2], weights=[2.0, 0.5], directed=True).integer_weights
 
 
-@pytest.mark.parametrize("k, tiles", [(70, 18), (20, 6)])
+@pytest.mark.parametrize("k, tiles", [(70, 18), (20, 6), (40, 6)])
 @pytest.mark.parametrize("fits", [True, False])
 def test_fallback_tiles_are_counted(xp, monkeypatch, capsys, fits, k, tiles):
     """FASTAPSP_U16_DEBUG=1 reports the tiles computed in float32: none when every operand fits.

@@ -1,4 +1,4 @@
-// Min-plus product C = [min(C,)] A (x) B for a short inner dimension (K <= 32) of
+// Min-plus product C = [min(C,)] A (x) B for a short inner dimension (K <= 48) of
 // float32 operands that hold whole numbers: the interior rows of unweighted road
 // networks.  As min_plus_smallk.cu, a block keeps its 64 x K slice of A in shared
 // memory and sweeps the columns with it, double-buffering B, one barrier a tile;
@@ -11,8 +11,9 @@
 // current 128-column tile as 4 x 4 packed pairs.  A block sweeps SKU_CT tiles of
 // 128 (512 columns, as min_plus_smallk.cu).  When an operand does not fit the
 // encoding (above 16,383, negative, fractional, NaN) the block computes its
-// columns from the current tile on in float32 (smallk_columns), so the answer is
-// the same, only slower; ``fallbacks`` (may be null) counts such blocks.
+// columns from the current tile on in float32 (smallk_columns for K <= 32, else
+// tile by tile with minplus_tile), so the answer is the same, only slower;
+// ``fallbacks`` (may be null) counts such blocks.
 // Grid: (ceil(M / 64), ceil(N / 512)), 256 threads.
 #undef REAL
 #define REAL float
@@ -26,15 +27,17 @@
 
 #define SKU_COLS 128
 #define SKU_CT 4
+#define SKU_MAXK 48  // 37.6 KB of shared memory: within the 48 KB of static shared memory
 
 struct SmallKU16Smem {
-    unsigned int a[SK_MAXK][MP_TILE + 4];        // A entry in both halves, k-major
-    unsigned int b[2][SK_MAXK][SKU_COLS / 2];    // B columns 2j (low half) and 2j + 1 (high half)
+    unsigned int a[SKU_MAXK][MP_TILE + 4];       // A entry in both halves, k-major
+    unsigned int b[2][SKU_MAXK][SKU_COLS / 2];   // B columns 2j (low half) and 2j + 1 (high half)
 };
 
 union SmallKShared {
     SmallKU16Smem u;
-    SmallKSmem f;  // the float32 columns of the fallback
+    SmallKSmem f;  // the float32 columns of the fallback (K <= 32)
+    MinPlusSmem t;  // and its tiles (K > 32)
 };
 
 template <int KK>
@@ -95,11 +98,11 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
         sm.u.a[k][r] = v | (v << 16);
     }
 
-    unsigned int rb[SK_MAXK / 4];
+    unsigned int rb[SKU_MAXK / 4];
     auto fetch = [&](long long c0) {
         const long long c = c0 + 2 * b_pair;
 #pragma unroll
-        for (int p = 0; p < SK_MAXK / 4; ++p) {
+        for (int p = 0; p < SKU_MAXK / 4; ++p) {
             const int k = b_row + 4 * p;
             const float* row = B + (long long)k * ldb;
             const unsigned int lo = encode_u16((k < K && c < N) ? row[c] : INF_R, bad);
@@ -114,14 +117,25 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
         if (c0 >= N) break;  // the same for the whole block
         const int buf = tile & 1;
 #pragma unroll
-        for (int p = 0; p < SK_MAXK / 4; ++p)
+        for (int p = 0; p < SKU_MAXK / 4; ++p)
             if (b_row + 4 * p < K4) sm.u.b[buf][b_row + 4 * p][b_pair] = rb[p];
         // One barrier a tile (see min_plus_smallk.cu); it also tells the block whether any operand
         // staged so far (A, this tile of B) did not fit.
         if (__syncthreads_or(bad)) {
             if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
-            smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0,
-                           (int)((first + SKU_CT * SKU_COLS - c0) / MP_TILE), sm.f);
+            const long long last = min(first + SKU_CT * SKU_COLS, (long long)N);
+            if (K <= SK_MAXK) {
+                smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0, (int)((last - c0 + MP_TILE - 1) / MP_TILE),
+                               sm.f);
+                return;
+            }
+            for (long long f0 = c0; f0 < last; f0 += MP_TILE) {
+                const int cols = (int)min((long long)MP_TILE, last - f0);
+                float facc[4][4];
+                tile_load(facc, C + r0 * ldc + f0, ldc, rows, cols, accumulate != 0);
+                minplus_tile(facc, A + r0 * lda, lda, B + f0, ldb, rows, cols, K, sm.t);
+                tile_store(facc, C + r0 * ldc + f0, ldc, rows, cols);  // minplus_tile starts with a barrier
+            }
             return;
         }
         if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch(c0 + SKU_COLS);
@@ -138,7 +152,11 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
         case 20: smallk_sweep_u16<20>(acc, sm.u, buf, tx, ty); break;
         case 24: smallk_sweep_u16<24>(acc, sm.u, buf, tx, ty); break;
         case 28: smallk_sweep_u16<28>(acc, sm.u, buf, tx, ty); break;
-        default: smallk_sweep_u16<32>(acc, sm.u, buf, tx, ty); break;
+        case 32: smallk_sweep_u16<32>(acc, sm.u, buf, tx, ty); break;
+        case 36: smallk_sweep_u16<36>(acc, sm.u, buf, tx, ty); break;
+        case 40: smallk_sweep_u16<40>(acc, sm.u, buf, tx, ty); break;
+        case 44: smallk_sweep_u16<44>(acc, sm.u, buf, tx, ty); break;
+        default: smallk_sweep_u16<48>(acc, sm.u, buf, tx, ty); break;
         }
         const int cols = (int)min((long long)SKU_COLS, N - c0);
         float* tile_c = C + r0 * ldc + c0;

@@ -30,7 +30,8 @@ _THREADS = 256
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
 _U16_MIN_K = 64  # shortest inner dimension given to the packed product
 _SMALLK_MAX_K = {np.dtype(np.float32): 32, np.dtype(np.float64): 16}  # of min_plus_smallk.cu (SK_MAXK)
-_SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64)
+_SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64; smallk_u16: 4 of 128)
+_SMALLK_U16_K = (9, 48)  # inner dimensions given to min_plus_smallk_u16.cu (SKU_MAXK = 48)
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
 _CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
@@ -72,7 +73,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
 
     ``integer``: the operands hold whole numbers (integer weights), so float32
     products run in packed 16-bit arithmetic (``min_plus_u16.cu`` from K = 64,
-    ``min_plus_smallk_u16.cu`` up to K = 32), block by block falling back to
+    ``min_plus_smallk_u16.cu`` for K = 9..48), block by block falling back to
     float32 where an operand does not fit in it.
     ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32, ``=all``
     takes ``min_plus_u16.cu`` at every K (for comparing them in benchmarks).  ``options``: extra
@@ -98,17 +99,22 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": min_plus_u16.cu at any K
     can_pack = bool(integer) and dtype == np.float32 and switch != "0"
     packed = can_pack and (k >= _U16_MIN_K or switch == "all")
-    # K <= 32 (road networks' components; 16 in float64): min_plus_smallk.cu, which keeps A's slice
-    # in shared memory over 8 column tiles (H100, results/h100-s6-kernels: 2.55 vs 3.03 ms at
-    # M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32; the same at K = 8 and 15), and for whole
-    # numbers its packed 16-bit form min_plus_smallk_u16.cu; FASTAPSP_SMALLK_MINPLUS=0 keeps
-    # min_plus.cu (benchmarks).
-    smallk = not packed and k <= _SMALLK_MAX_K[dtype] and os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
+    # Short K (road networks' components): a block keeps A's slice in shared memory over several
+    # column tiles.  In float32, min_plus_smallk.cu for K <= 32 (16 in float64; H100,
+    # results/h100-s6-kernels: 2.55 vs 3.03 ms at M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32;
+    # the same at K = 8 and 15).  For whole numbers its packed 16-bit form min_plus_smallk_u16.cu
+    # from K = 9 to 48 (H100, results/s10-kernels*: 1.79 vs 2.45 ms at M = 996, K = 20; 1.60 vs
+    # 2.07 at K = 15; 2.43 vs 3.46 at K = 32; at K = 8 it was 4% slower than float32).
+    # FASTAPSP_SMALLK_MINPLUS=0 keeps min_plus.cu (benchmarks).
+    smallk_ok = os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
+    smallk_u16 = not packed and can_pack and smallk_ok and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
+    smallk = not packed and not smallk_u16 and smallk_ok and k <= _SMALLK_MAX_K[dtype]
     options = tuple(options)
-    if not packed and not smallk and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
+    if not (packed or smallk or smallk_u16) and not any(o.startswith("-DMP_CUT_TAIL") for o in options) \
+            and _cut_tail(k):
         options += ("-DMP_CUT_TAIL=1",)
-    if smallk and can_pack:
-        packed = True
+    if smallk_u16:
+        packed = True  # counted as the packed path (fallbacks)
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
         width = _SMALLK_COLS
     elif packed:
