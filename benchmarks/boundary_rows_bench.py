@@ -1,9 +1,9 @@
 """Device seconds of the boundary-graph method's per-component steps, one by one.
 
 A run of the pipeline times whole stages; this takes them apart on one graph:
-the local closures, the boundary graph, then for every component the making
-of its boundary rows (the super-group's rows gathered, the grouped min-plus,
-the columns put back in vertex order), the extract, the min-plus and the
+the local closures, the boundary graph, the batches of boundary rows (the
+super-group's rows gathered, the grouped min-plus) and their columns put back
+in vertex order, then for every component the extract, the min-plus and the
 assembly, each timed on the device with a pair of events (nothing else
 queued beside it).  Prints the total of each step over all components::
 
@@ -60,29 +60,25 @@ def main(argv=None) -> int:
     everything = [p for p in range(part.k) if part.sizes[p] > 0]
     closed, blocks = timed("local_closures", local_closures, graph, part, everything, backend="cupy", dtype=dtype)
     levels = timed("boundary_graph", BoundaryGraph, graph, part, blocks, cp, dtype)
-    # The steps of BoundaryGraph.boundary_rows, timed apart.
-    lev, nxt = levels.levels[0], levels.levels[1]
-    bstart = lev.bstart
-    groups = sorted(everything, key=lambda g: (int(lev.super_of[g]), g))
-    current = rows_s = None
-    for p in groups:
-        s = int(lev.super_of[p])
-        nb = int(lev.nb[p])
-        if s != current:
-            current = s
-            rows_s = timed("rows/super_group_rows", levels._full_rows, 1, s)
-        local = cp.asarray(lev.next_pos[bstart[p] : bstart[p] + nb] - nxt.starts[s])
-        a = timed("rows/gather_a", lambda: cp.take(cp.take(rows_s, local, axis=0), levels._next_pos_dev(lev), axis=1))
-        out = timed("rows/grouped_min_plus", levels._grouped_min_plus, lev, a)
-        rows_b = timed("rows/to_vertex_order", cp.take, out, levels._position_dev, axis=1)
-        vertices_host, nb = part.component(p)
-        vertices = cp.asarray(vertices_host)
-        matrix = closed[p]
-        inner = timed("extract", extract_inner_to_boundary, matrix, nb)
-        block = cp.empty((vertices.size, graph.n), dtype=dtype)
-        timed("min_plus", min_plus, inner, rows_b, out=block[nb:], integer=graph.integer_weights)
-        timed("assemble", assemble_row_block, block, rows_b, matrix, vertices, nb, column_start=0, minimum=True)
-        del block, rows_b, out, a
+    # The steps of BoundaryGraph.boundary_rows, timed apart: the batches of rows (super-group rows
+    # gathered, grouped min-plus), then their columns put in vertex order; then each component's own steps.
+    batches = levels._row_batches(0, everything)
+    while True:
+        item = timed("rows/batches", next, batches, None)
+        if item is None:
+            break
+        batch, rows = item
+        rows = timed("rows/to_vertex_order", cp.take, rows, levels._position_dev, axis=1)
+        for p, first, last in batch:
+            rows_b = rows[first:last]
+            vertices_host, nb = part.component(p)
+            vertices = cp.asarray(vertices_host)
+            matrix = closed[p]
+            inner = timed("extract", extract_inner_to_boundary, matrix, nb)
+            block = cp.empty((vertices.size, graph.n), dtype=dtype)
+            timed("min_plus", min_plus, inner, rows_b, out=block[nb:], integer=graph.integer_weights)
+            timed("assemble", assemble_row_block, block, rows_b, matrix, vertices, nb, column_start=0, minimum=True)
+            del block, rows_b
     total = sum(seconds.values())
     for name, sec in seconds.items():
         print(f"{name:28s} {sec:8.3f} s  {100 * sec / total:5.1f}%")

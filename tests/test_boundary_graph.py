@@ -66,6 +66,19 @@ def _grid(side, rng):
     return Graph.from_edges(side * side, src, dst, rng.integers(1, 9, src.size).astype(float), directed=False)
 
 
+@pytest.mark.parametrize("batch", [(1, 512 << 20), (3, 512 << 20), (128, 1)])
+def test_rows_made_in_batches_of_groups(xp, monkeypatch, batch):
+    """Several groups' boundary rows from one grouped product (BATCH_ROWS rows at most, and one group
+    alone when BATCH_BYTES holds less than a row): the same rows as SciPy."""
+    from fastapsp.stages import boundary_graph
+
+    monkeypatch.setattr(boundary_graph, "BATCH_ROWS", batch[0])
+    monkeypatch.setattr(boundary_graph, "BATCH_BYTES", batch[1])
+    rng = np.random.default_rng(7)
+    graph = random_graph(rng, 150, 420, directed=True, weighted=True)
+    _check_rows(graph, partition_graph(graph, 25), xp, dense_limit=20, super_size=12)
+
+
 def test_upper_rows_are_made_once_per_run_of_groups(xp, monkeypatch):
     """Groups are visited in the order of their super-groups; a super-group's rows are kept between them."""
     side = 24

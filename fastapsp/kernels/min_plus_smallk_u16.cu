@@ -27,7 +27,9 @@
 
 #define SKU_COLS 128
 #define SKU_CT 4
-#define SKU_MAXK 48  // 37.6 KB of shared memory: within the 48 KB of static shared memory
+#ifndef SKU_MAXK  // largest K (a multiple of 4): 32, or 48 (37.6 KB of shared memory) for K = 33..48
+#define SKU_MAXK 32  // the host asks for 48 only where needed: more registers (spills) slow K <= 32 by ~10%
+#endif
 
 struct SmallKU16Smem {
     unsigned int a[SKU_MAXK][MP_TILE + 4];       // A entry in both halves, k-major
@@ -44,6 +46,7 @@ template <int KK>
 __device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], const SmallKU16Smem& sm, int buf,
                                                  int tx, int ty)
 {
+    if constexpr (KK <= SKU_MAXK) {  // larger KK is never called (the host passes K <= SKU_MAXK)
 #pragma unroll
     for (int kk = 0; kk < KK; ++kk) {
         const uint4 a4 = *reinterpret_cast<const uint4*>(&sm.a[kk][4 * ty]);
@@ -54,6 +57,7 @@ __device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], cons
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(a[i], b[j], acc[i][j]);
+    }
     }
 }
 
@@ -124,18 +128,20 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
         if (__syncthreads_or(bad)) {
             if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
             const long long last = min(first + SKU_CT * SKU_COLS, (long long)N);
-            if (K <= SK_MAXK) {
-                smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0, (int)((last - c0 + MP_TILE - 1) / MP_TILE),
-                               sm.f);
+#if SKU_MAXK > 32
+            if (K > SK_MAXK) {  // 64 x 64 tiles (smallk_columns holds K <= 32)
+                for (long long f0 = c0; f0 < last; f0 += MP_TILE) {
+                    const int cols = (int)min((long long)MP_TILE, last - f0);
+                    float facc[4][4];
+                    tile_load(facc, C + r0 * ldc + f0, ldc, rows, cols, accumulate != 0);
+                    minplus_tile(facc, A + r0 * lda, lda, B + f0, ldb, rows, cols, K, sm.t);
+                    tile_store(facc, C + r0 * ldc + f0, ldc, rows, cols);  // minplus_tile starts with a barrier
+                }
                 return;
             }
-            for (long long f0 = c0; f0 < last; f0 += MP_TILE) {
-                const int cols = (int)min((long long)MP_TILE, last - f0);
-                float facc[4][4];
-                tile_load(facc, C + r0 * ldc + f0, ldc, rows, cols, accumulate != 0);
-                minplus_tile(facc, A + r0 * lda, lda, B + f0, ldb, rows, cols, K, sm.t);
-                tile_store(facc, C + r0 * ldc + f0, ldc, rows, cols);  // minplus_tile starts with a barrier
-            }
+#endif
+            const int tiles = (int)((last - c0 + MP_TILE - 1) / MP_TILE);
+            smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0, tiles, sm.f);
             return;
         }
         if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch(c0 + SKU_COLS);

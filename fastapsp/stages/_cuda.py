@@ -104,7 +104,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     # results/h100-s6-kernels: 2.55 vs 3.03 ms at M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32;
     # the same at K = 8 and 15).  For whole numbers its packed 16-bit form min_plus_smallk_u16.cu
     # from K = 9 to 48 (H100, results/s10-kernels*: 1.79 vs 2.45 ms at M = 996, K = 20; 1.60 vs
-    # 2.07 at K = 15; 2.43 vs 3.46 at K = 32; at K = 8 it was 4% slower than float32).
+    # 2.07 at K = 15; 2.43 vs 3.46 at K = 32; 2.98 vs 5.43 at K = 40; at K = 8 it was 4% slower).
     # FASTAPSP_SMALLK_MINPLUS=0 keeps min_plus.cu (benchmarks).
     smallk_ok = os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
     smallk_u16 = not packed and can_pack and smallk_ok and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
@@ -115,6 +115,8 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
         options += ("-DMP_CUT_TAIL=1",)
     if smallk_u16:
         packed = True  # counted as the packed path (fallbacks)
+        if k > 32:  # shared memory and registers for K up to 48 (slower at K <= 32: results/s10-kernels3)
+            options += ("-DSKU_MAXK=48",)
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
         width = _SMALLK_COLS
     elif packed:

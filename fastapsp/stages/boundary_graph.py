@@ -40,13 +40,15 @@ from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
 
 __all__ = ["BoundaryGraph", "close_components", "closure_batch_limit", "pack_boundary_rows", "DENSE_LIMIT",
-           "SUPER_SIZE", "CLOSURE_BATCH_BYTES"]
+           "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS"]
 
 # Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
 DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
 # Vertices aimed at per super-group when a level is too large for the dense closure.
 SUPER_SIZE = {"cupy": 2048, "numpy": 256}
 _TILE = 64  # column tile of grouped_min_plus.cu
+BATCH_ROWS = 128  # boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches),
+BATCH_BYTES = 512 << 20  # and at most this many bytes of them (fewer rows on graphs of many vertices)
 CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
 
 
@@ -307,28 +309,57 @@ class BoundaryGraph:
             for p in components:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
-        for p, rows in self._rows_by_group(0, components):
-            yield p, self.xp.take(rows, self._position_dev, axis=1)
+        for batch, rows in self._row_batches(0, components):
+            rows = self.xp.take(rows, self._position_dev, axis=1)  # vertex order, once for the batch
+            for g, first, last in batch:
+                yield g, rows[first:last]
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
+        for batch, rows in self._row_batches(level, groups):
+            for g, first, last in batch:
+                yield g, rows[first:last]
+
+    def _row_batches(self, level: int, groups):
+        """``(batch, rows)``: the boundary rows of several groups of one super-group, made together.
+
+        ``batch`` lists ``(g, first, last)``: group ``g``'s rows are ``rows[first:last]``
+        (level order of ``level``).  Groups are visited by super-group; consecutive
+        ones of the same super-group share one grouped min-plus of up to
+        ``BATCH_ROWS`` rows (a road network's component has ~20 boundary
+        vertices: alone they would fill a third of the product's 64-row tiles), and
+        of at most ``BATCH_BYTES``; a group with more rows is made alone.
+        """
         lev, nxt = self.levels[level], self.levels[level + 1]
         xp = self.xp
         bstart = lev.bstart
         groups = sorted(groups, key=lambda g: (int(lev.super_of[g]), g))
         current, rows_s = None, None
-        for g in groups:
+        most = max(1, min(BATCH_ROWS, BATCH_BYTES // max(1, lev.n * self.dtype.itemsize)))
+        i = 0
+        while i < len(groups):
+            g = groups[i]
             s = int(lev.super_of[g])
-            nb = int(lev.nb[g])
-            if nb == 0:
-                yield g, xp.empty((0, lev.n), dtype=self.dtype)
+            if lev.nb[g] == 0:
+                yield [(g, 0, 0)], xp.empty((0, lev.n), dtype=self.dtype)
+                i += 1
                 continue
             if s != current:
+                # The super-group's rows with their columns put in this level's boundary index, once
+                # for all its groups: each batch then takes its groups' rows alone (whole rows).
                 current, rows_s = s, None
-                rows_s = self._full_rows(level + 1, s)
-            local = xp.asarray(lev.next_pos[bstart[g] : bstart[g] + nb] - nxt.starts[s])
-            a = xp.take(xp.take(rows_s, local, axis=0), self._next_pos_dev(lev), axis=1)
-            yield g, self._grouped_min_plus(lev, a)
+                rows_s = xp.take(self._full_rows(level + 1, s), self._next_pos_dev(lev), axis=1)
+            batch, count = [], 0
+            while i < len(groups):
+                h = groups[i]
+                nb = int(lev.nb[h])
+                if int(lev.super_of[h]) != s or nb == 0 or (batch and count + nb > most):
+                    break
+                batch.append((h, count, count + nb))
+                count += nb
+                i += 1
+            local = np.concatenate([lev.next_pos[bstart[h] : bstart[h] + last - first] for h, first, last in batch])
+            yield batch, self._grouped_min_plus(lev, xp.take(rows_s, xp.asarray(local - nxt.starts[s]), axis=0))
 
     def _next_pos_dev(self, lev: _Level):
         if "next_pos" not in lev._device:
