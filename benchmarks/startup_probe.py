@@ -5,7 +5,9 @@ process creation, from /proc/self/stat) and the parent's wall clock around it:
 
     python3 benchmarks/startup_probe.py GRAPH.mtx.gz -k 64 --backend cupy
 
-Prints one line per phase; nothing is written.  Linux only.
+Prints one line per phase; nothing is written.  Linux only.  The child ends as
+``fastapsp`` does (``fastapsp.cli.run``); ``FASTAPSP_FAST_EXIT=0`` in the
+environment gives the interpreter's own teardown, for comparison.
 """
 
 import os
@@ -31,7 +33,7 @@ rc = fastapsp.cli.main(sys.argv[1:])
 t4 = time.perf_counter()
 print(f"probe: interpreter start {s0:.3f} s; import fastapsp.cli {t1 - t0:.3f}; numpy+scipy {t2 - t1:.3f}; "
       f"cupy {t3 - t2:.3f}; main {t4 - t3:.3f}", file=sys.stderr, flush=True)
-sys.exit(rc)
+fastapsp.cli._end_process(rc)  # as the console script ends (FASTAPSP_FAST_EXIT=0: the interpreter's teardown)
 """
 
 
