@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 7 on one H100, every graph of the issue, process start to exit, --output none, the
+# default partitioner (auto), one component's 32 sampled rows checked against SciPy per run.
+#   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) bash benchmarks/device/issue7-h100-s10.sh [1|2]
+# Part 1: roadFLA (and with METIS), luxembourg_osm, delaunay16r; part 2: the 2^18 and 2^20 Delaunay
+# graphs, made first (nothing else runs beside the timed runs); both when no part is named.
+# The package and the wheels' modules are byte-compiled first, as pip does when it installs: the lent
+# machines do not write bytecode, so without it every run compiles ~150 modules (0.3-0.4 s).
+# Needs benchmarks/data/{roadFLA,luxembourg_osm}.mtx.gz.
+set -u
+cd "$(dirname "$0")/../.."
+export PYTHONUNBUFFERED=1 TAG=${TAG:-h100-s10} CHECK=${CHECK:-1}
+OUT=${OUT:-/tmp/issue7-out}
+mkdir -p "$OUT"
+python3 -m compileall -q -j 0 fastapsp ${PYTHONPATH//:/ } > /dev/null 2>&1
+save() { tar czf "$OUT/results.tgz" "benchmarks/results/$TAG" "benchmarks/results/$TAG-metis" 2>/dev/null; }
+run() { timeout "$1" bash benchmarks/scale_device.sh run "${@:2}" 2>&1 | grep -v -i warn | grep -v "^mean"; save; }
+make_one() {  # name, then make_delaunay.py arguments
+    [ -s "benchmarks/data/$1.mtx" ] || (cd scripts && timeout 150 python3 make_delaunay.py "${@:2}" \
+        -o "../benchmarks/data/$1.mtx" > /dev/null)
+}
+PART=${1:-all}
+if [ "$PART" != 2 ]; then
+make_one delaunay16r --scale 16 --seed 1
+run 60 roadFLA auto boundary-graph
+PARTITIONER=metis TAG=$TAG-metis run 60 roadFLA auto boundary-graph
+run 60 luxembourg_osm "16 32 64" boundary-graph
+run 60 delaunay16r "8 16 32" boundary-graph
+fi
+if [ "$PART" != 1 ]; then
+make_one del18-euclid --scale 18 --seed 1 --weights euclidean &
+make_one del20-euclid --scale 20 --seed 1 --weights euclidean &
+make_one del20-unit --scale 20 --seed 1 &
+make_one del20-euclid-directed --scale 20 --seed 1 --weights euclidean --directed &
+wait
+run 90 del20-unit auto boundary-graph
+run 40 del18-euclid auto boundary-graph
+run 90 del20-euclid auto boundary-graph
+run 90 del20-euclid-directed auto boundary-graph
+fi
+python3 - "$TAG" <<'PY'
+import json, glob, sys
+for f in sorted(glob.glob(f'benchmarks/results/{sys.argv[1]}*/*-k*.json')):
+    d = json.load(open(f)); s = d['stages']
+    print(d['graph'], d['k'], d['partitioner'], round(d['total_seconds'], 2),
+          {a: round(b, 2) for a, b in s.items() if b > 0.01}, d['boundary_vertices'],
+          (d.get('exactness_check') or {}).get('exact'))
+PY
