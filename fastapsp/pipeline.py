@@ -370,6 +370,8 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
         for p in batch:
             matrix = matrices.pop(p)
             nb = int(partition.boundary_per_part[p])
+            # On the GPU a batch's matrices share one buffer: a batch only partly kept holds all of it
+            # (one batch at most, a quarter of the budget: the budget runs out there).
             if (keep is None or keep[p]) and matrix.nbytes <= budget:
                 budget -= matrix.nbytes
                 closed[p], blocks[p] = matrix, matrix[:nb]

@@ -66,6 +66,23 @@ def _grid(side, rng):
     return Graph.from_edges(side * side, src, dst, rng.integers(1, 9, src.size).astype(float), directed=False)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_local_closures_equal_numpy(xp, dtype):
+    """close_components (on the GPU: every matrix built by one launch into one buffer) against the
+    NumPy build: random labels with empty parts, a directed graph with zero weights, a subset of parts."""
+    rng = np.random.default_rng(3)
+    graph = random_graph(rng, 120, 500, directed=True, weighted=True, zero_weights=True)
+    part = make_partition(graph, rng.integers(0, 9, graph.n), 11, method="random", seed=0, imbalance=1.0, seconds=0.0)
+    wanted = [0, 3, 4, 7, 8, 9, 10]  # 9 and 10 are empty
+    want = close_components(graph.indptr, graph.indices, graph.weights, part, wanted, dtype=dtype)
+    got = close_components(*(xp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights)), part, wanted,
+                           dtype=dtype)
+    assert sorted(got) == sorted(want) == [p for p in wanted if part.sizes[p]]
+    for p in want:
+        assert got[p].dtype == want[p].dtype
+        np.testing.assert_array_equal(host(got[p]), want[p], err_msg=f"component {p}")
+
+
 @pytest.mark.parametrize("batch", [(1, 512 << 20), (3, 512 << 20), (128, 1)])
 def test_rows_made_in_batches_of_groups(xp, monkeypatch, batch):
     """Several groups' boundary rows from one grouped product (BATCH_ROWS rows at most, and one group

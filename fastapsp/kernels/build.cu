@@ -30,3 +30,29 @@ build_component_matrix(const index_t* indptr, const index_t* indices, const doub
     __syncthreads();
     if (threadIdx.x == 0) row[a] = (REAL)0;
 }
+
+// The matrices of several components over their own arcs only (the local closures of the
+// boundary-graph method, before Floyd-Warshall), all in one launch.  Grid: one block of 256
+// threads per matrix row, over every row of the batch; row r is vertex row_vertex[r], whose row
+// starts at out + row_start[r] and holds row_c[r] entries, its diagonal at row_a[r].  An arc stays
+// inside when both ends carry the same label; local_of[v] is v's index in its component.
+extern "C" __global__ void __launch_bounds__(256)
+build_local_batch(const index_t* indptr, const index_t* indices, const double* weights, const int* label,
+                  const int* local_of, const index_t* row_vertex, const long long* row_start, const int* row_c,
+                  const int* row_a, REAL* out)
+{
+    const long long r = blockIdx.x;
+    REAL* row = out + row_start[r];
+    const int c = row_c[r];
+    for (int j = threadIdx.x; j < c; j += blockDim.x) row[j] = INF_R;
+    __syncthreads();
+    const index_t u = row_vertex[r];
+    const int own = label[u];
+    const index_t end = indptr[u + 1];
+    for (index_t e = indptr[u] + threadIdx.x; e < end; e += blockDim.x) {
+        const index_t h = indices[e];
+        if (label[h] == own) row[local_of[h]] = (REAL)weights[e];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) row[row_a[r]] = (REAL)0;
+}

@@ -248,6 +248,44 @@ def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, 
     return matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
 
 
+def build_local_batch_cuda(indptr, indices, weights, partition, components, dtype):
+    """``{p: matrix}``: every component of ``components`` over its own arcs (+inf elsewhere, zero
+    diagonal), all built by one launch of ``build_local_batch`` into one buffer (the matrices are views
+    of it, in the component's vertex order, boundary first)."""
+    import cupy as cp
+
+    kdtype = _real(dtype)
+    comps = [int(p) for p in components if partition.sizes[p] > 0]
+    if not comps:
+        return {}
+    indptr, indices, weights = _csr(indptr, indices, weights)
+    itype = indptr.dtype
+    n = indptr.shape[0] - 1
+    starts, order = partition._starts, partition._order
+    sizes = np.array([partition.sizes[p] for p in comps], dtype=np.int64)
+    offsets = np.zeros(len(comps) + 1, dtype=np.int64)
+    np.cumsum(sizes * sizes, out=offsets[1:])
+    # Per row of the batch: its vertex, where its row starts, its length and its diagonal.
+    first = np.repeat(np.array([starts[p] for p in comps], dtype=np.int64), sizes)
+    rank = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    row_c = np.repeat(sizes, sizes)
+    row_start = np.repeat(offsets[:-1], sizes) + rank * row_c
+    local_of = np.empty(n, dtype=np.int32)
+    local_of[order] = (np.arange(n, dtype=np.int64) - starts[partition.labels[order]]).astype(np.int32)
+    buffer = cp.empty(int(offsets[-1]), dtype=kdtype)
+    kernel = get_kernel("build.cu", "build_local_batch", kdtype, index_dtype=itype)
+    kernel((int(sizes.sum()),), (_THREADS,),
+           (indptr, indices, weights, cp.asarray(partition.labels, dtype=cp.int32), cp.asarray(local_of),
+            cp.asarray(order[first + rank], dtype=itype), cp.asarray(row_start), cp.asarray(row_c, dtype=cp.int32),
+            cp.asarray(rank, dtype=cp.int32), buffer))
+    closed = {}
+    for j, p in enumerate(comps):
+        c = int(sizes[j])
+        matrix = buffer[offsets[j] : offsets[j + 1]].reshape(c, c)
+        closed[p] = matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
+    return closed
+
+
 def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start, minimum=False):
     """Boundary rows by a strided copy, interior in-component columns by ``assemble.cu``
     (replaced, or with ``minimum`` the smaller of the two kept)."""

@@ -59,6 +59,12 @@ def close_components(indptr, indices, weights, partition, components, *, dtype):
     vertex order (boundary first), on the array module of ``indptr``.
     """
     xp = array_module(indptr, indices, weights)
+    if xp is not np:  # one launch builds them all (the matrices are views of one buffer)
+        from ._cuda import build_local_batch_cuda
+
+        closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype)
+        close_many(closed.values())
+        return closed
     n = indptr.shape[0] - 1
     no_rows = xp.empty((0, n), dtype=dtype)
     closed = {}
