@@ -173,7 +173,10 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
             if (r >= rows) break;
             float v[8];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) decode_u16_pair(acc[i][j], v[2 * j], v[2 * j + 1]);
+            for (int j = 0; j < 4; ++j) {
+                v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
+                v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
+            }
             store_row8(tile_c + (long long)r * ldc + 8 * tx, v, vec, cols - 8 * tx, accumulate != 0);
         }
     }

@@ -38,27 +38,19 @@ union MinPlusU16Shared {
     MinPlusSmem f;  // the float32 tile of the fallback
 };
 
-// Conversions without the conversion unit (F2I, I2F run at a fraction of the rate of plain
-// arithmetic, and a 16-bit product converts every operand of B and every output): x + 2^23 holds a
-// whole 0 <= x < 2^23 in the low bits of its mantissa, and a fraction is rounded away.
-#define U16_MAGIC 8388608.0f  // 2^23
-
+// Plain conversions (F2I, I2F): converting with the 2^23 trick instead (x + 2^23 holds a whole x in
+// its mantissa; 0083498 tried it) made min_plus_smallk_u16.cu slower on the H100 (results/s10-kernels5:
+// 2.02 vs 1.78 ms at M = 996, K = 20; 2.59 vs 2.43 at K = 32).
 __device__ __forceinline__ unsigned int encode_u16(float x, bool& bad)
 {
     if (x == __int_as_float(0x7f800000)) return U16_INF;
-    const float y = x + U16_MAGIC;
-    bad |= !(x >= 0.0f && x <= (float)U16_LIMIT && y - U16_MAGIC == x);  // NaN, negative, fraction, too large
-    return __float_as_uint(y) & U16_LIMIT;  // x itself when it fits (-0 gives 0)
+    bad |= !(x >= 0.0f && x <= (float)U16_LIMIT && x == truncf(x));
+    return (unsigned int)fminf(fmaxf(x, 0.0f), (float)U16_LIMIT);
 }
 
-// The two halves of a packed result as floats (>= U16_INF: +inf): 0x4B00hhhh is 2^23 + h.
-__device__ __forceinline__ void decode_u16_pair(unsigned int v, float& lo, float& hi)
+__device__ __forceinline__ float decode_u16(unsigned int v)
 {
-    const float inf = __int_as_float(0x7f800000);
-    lo = __uint_as_float(__byte_perm(v, 0x4B000000u, 0x7610)) - U16_MAGIC;
-    hi = __uint_as_float(__byte_perm(v, 0x4B000000u, 0x7632)) - U16_MAGIC;
-    lo = lo >= (float)U16_INF ? inf : lo;
-    hi = hi >= (float)U16_INF ? inf : hi;
+    return v >= U16_INF ? __int_as_float(0x7f800000) : (float)v;
 }
 
 // Ct[0:rows, 0:cols] <- [min(Ct,)] At (x) Bt for one 64 x 128 tile: At points at
@@ -146,7 +138,10 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
         float* row = Ct + (long long)r * ldc + 8 * tx;
         float v[8];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) decode_u16_pair(acc[i][j], v[2 * j], v[2 * j + 1]);
+        for (int j = 0; j < 4; ++j) {
+            v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
+            v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
+        }
         if (vec) {
             reinterpret_cast<float4*>(row)[0] = make_float4(v[0], v[1], v[2], v[3]);
             reinterpret_cast<float4*>(row)[1] = make_float4(v[4], v[5], v[6], v[7]);
