@@ -51,6 +51,7 @@ VARIANTS = [  # name, environment, compiler options
     ("u16_smallk_no_stream_store", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DMP_NO_STREAM_STORE",)),
     ("u16_smallk_3_blocks", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DSKU_MIN_BLOCKS=3",)),
     ("u16_smallk_2_blocks", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DSKU_MIN_BLOCKS=2",)),
+    ("u16_default_split", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DU16_SPLIT",)),  # add and SIMD minimum, no DPX
 ]
 
 
