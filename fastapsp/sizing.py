@@ -48,7 +48,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .stages._cuda import _MAX_BATCH, sssp_pass_size
-from .stages.boundary_graph import closure_batch_limit
+from .stages.boundary_graph import BATCH_BYTES, BATCH_ROWS, closure_batch_limit
 
 __all__ = ["stage_memory", "dry_run", "sssp_memory", "check_output_fits", "output_bytes", "RATE"]
 
@@ -212,6 +212,8 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                                                 n, itemsize, available, DENSE_LIMIT[backend], SUPER_SIZE[backend],
                                                 peak, base)
             groups = [[p] for p in components]
+            batch_most = max(1, min(BATCH_ROWS, BATCH_BYTES // max(1, n * itemsize)))
+            batch_total = int(sum(nbs[p] for p in components))
         else:
             groups = _groups(partition, components, n, row_bytes, max(1, available // 4))
         for group in groups:
@@ -224,10 +226,13 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                 r = c if wanted is None else int(wanted[p])
                 inner = c - nb if interior is None else int(interior[p])  # interior rows computed
                 if method == "boundary-graph":
-                    # the rows (nb x n) are made by the grouped product and then reordered: twice at once
-                    held = base + 2 * nb * n * itemsize
+                    # the rows are made for a batch of components (BoundaryGraph._row_batches: up to
+                    # BATCH_ROWS rows and BATCH_BYTES, a larger component alone) by the grouped product
+                    # and then reordered, twice at once; the batch stays while its components are computed
+                    batch = max(nb, min(batch_most, batch_total)) * n * itemsize
+                    held = base + 2 * batch
                     peak["boundary_rows"] = max(peak["boundary_rows"], held)
-                    held -= nb * n * itemsize
+                    held -= batch
                     if (inner or interior is None) and p not in kept:  # a closure not held here is made again
                         held += c * c * itemsize
                 else:
