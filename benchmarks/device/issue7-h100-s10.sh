@@ -44,11 +44,4 @@ run 40 del18-euclid auto boundary-graph
 run 90 del20-euclid auto boundary-graph
 run 90 del20-euclid-directed auto boundary-graph
 fi
-python3 - "$TAG" <<'PY'
-import json, glob, sys
-for f in sorted(glob.glob(f'benchmarks/results/{sys.argv[1]}*/*-k*.json')):
-    d = json.load(open(f)); s = d['stages']
-    print(d['graph'], d['k'], d['partitioner'], round(d['total_seconds'], 2),
-          {a: round(b, 2) for a, b in s.items() if b > 0.01}, d['boundary_vertices'],
-          (d.get('exactness_check') or {}).get('exact'))
-PY
+python3 benchmarks/device/summary.py "$TAG"

@@ -27,10 +27,4 @@ run 90 roadFLA auto boundary-graph
 LAUNCHER="$M" RANKS=$GPUS run 90 roadFLA auto boundary-graph
 run 120 del20-unit auto boundary-graph
 LAUNCHER="$M" RANKS=$GPUS run 120 del20-unit auto boundary-graph
-python3 - "$TAG" <<'PY'
-import json, glob, sys
-for f in sorted(glob.glob(f'benchmarks/results/{sys.argv[1]}/*-k*.json')):
-    d = json.load(open(f)); s = d['stages']
-    print(d['graph'], d['k'], d['partitioner'], d['ranks'], round(d['total_seconds'], 2),
-          {a: round(b, 2) for a, b in s.items() if b > 0.01}, (d.get('exactness_check') or {}).get('exact'), d['device'])
-PY
+python3 benchmarks/device/summary.py "$TAG"

@@ -48,16 +48,7 @@ __device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], cons
 {
     if constexpr (KK <= SKU_MAXK) {  // larger KK is never called (the host passes K <= SKU_MAXK)
 #pragma unroll
-    for (int kk = 0; kk < KK; ++kk) {
-        const uint4 a4 = *reinterpret_cast<const uint4*>(&sm.a[kk][4 * ty]);
-        const uint4 b4 = *reinterpret_cast<const uint4*>(&sm.b[buf][kk][4 * tx]);
-        const unsigned int a[4] = {a4.x, a4.y, a4.z, a4.w};
-        const unsigned int b[4] = {b4.x, b4.y, b4.z, b4.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(a[i], b[j], acc[i][j]);
-    }
+        for (int kk = 0; kk < KK; ++kk) u16_step(acc, &sm.a[kk][4 * ty], &sm.b[buf][kk][4 * tx]);
     }
 }
 
@@ -150,20 +141,7 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
-        switch (K4) {
-        case 4: smallk_sweep_u16<4>(acc, sm.u, buf, tx, ty); break;
-        case 8: smallk_sweep_u16<8>(acc, sm.u, buf, tx, ty); break;
-        case 12: smallk_sweep_u16<12>(acc, sm.u, buf, tx, ty); break;
-        case 16: smallk_sweep_u16<16>(acc, sm.u, buf, tx, ty); break;
-        case 20: smallk_sweep_u16<20>(acc, sm.u, buf, tx, ty); break;
-        case 24: smallk_sweep_u16<24>(acc, sm.u, buf, tx, ty); break;
-        case 28: smallk_sweep_u16<28>(acc, sm.u, buf, tx, ty); break;
-        case 32: smallk_sweep_u16<32>(acc, sm.u, buf, tx, ty); break;
-        case 36: smallk_sweep_u16<36>(acc, sm.u, buf, tx, ty); break;
-        case 40: smallk_sweep_u16<40>(acc, sm.u, buf, tx, ty); break;
-        case 44: smallk_sweep_u16<44>(acc, sm.u, buf, tx, ty); break;
-        default: smallk_sweep_u16<48>(acc, sm.u, buf, tx, ty); break;
-        }
+        by_k4(K4, [&](auto steps) { smallk_sweep_u16<decltype(steps)::value>(acc, sm.u, buf, tx, ty); });
         const int cols = (int)min((long long)SKU_COLS, N - c0);
         float* tile_c = C + r0 * ldc + c0;
         const bool vec = !accumulate && aligned16(tile_c, ldc) && 8 * tx + 8 <= cols;

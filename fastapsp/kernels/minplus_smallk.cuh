@@ -17,6 +17,32 @@ struct SmallKSmem {
     REAL b[2][SK_MAXK][MP_TILE];
 };
 
+template <int V>
+struct KSteps {
+    static constexpr int value = V;
+};
+
+// fn(KSteps<K4>{}) for K4 = 4, 8, ..., 48 (K rounded up to 4; 48 for anything above 44): the sweeps
+// over K are unrolled for each of them.  A sweep past its kernel's largest K is never called.
+template <class Fn>
+__device__ __forceinline__ void by_k4(int K4, Fn&& fn)
+{
+    switch (K4) {
+    case 4: fn(KSteps<4>{}); break;
+    case 8: fn(KSteps<8>{}); break;
+    case 12: fn(KSteps<12>{}); break;
+    case 16: fn(KSteps<16>{}); break;
+    case 20: fn(KSteps<20>{}); break;
+    case 24: fn(KSteps<24>{}); break;
+    case 28: fn(KSteps<28>{}); break;
+    case 32: fn(KSteps<32>{}); break;
+    case 36: fn(KSteps<36>{}); break;
+    case 40: fn(KSteps<40>{}); break;
+    case 44: fn(KSteps<44>{}); break;
+    default: fn(KSteps<48>{}); break;
+    }
+}
+
 template <int KK>
 __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem& sm, int buf, int tx, int ty)
 {
@@ -79,16 +105,7 @@ __device__ __forceinline__ void smallk_columns(const REAL* A, long long lda, con
         REAL* tile_c = C + r0 * ldc + c0;
         REAL acc[4][4];
         tile_load(acc, tile_c, ldc, rows, cols, accumulate != 0);
-        switch (K4) {
-        case 4: smallk_sweep<4>(acc, sm, buf, tx, ty); break;
-        case 8: smallk_sweep<8>(acc, sm, buf, tx, ty); break;
-        case 12: smallk_sweep<12>(acc, sm, buf, tx, ty); break;
-        case 16: smallk_sweep<16>(acc, sm, buf, tx, ty); break;
-        case 20: smallk_sweep<20>(acc, sm, buf, tx, ty); break;
-        case 24: smallk_sweep<24>(acc, sm, buf, tx, ty); break;
-        case 28: smallk_sweep<28>(acc, sm, buf, tx, ty); break;
-        default: smallk_sweep<32>(acc, sm, buf, tx, ty); break;
-        }
+        by_k4(K4, [&](auto steps) { smallk_sweep<decltype(steps)::value>(acc, sm, buf, tx, ty); });
         tile_store(acc, tile_c, ldc, rows, cols);
     }
 }

@@ -53,6 +53,20 @@ __device__ __forceinline__ float decode_u16(unsigned int v)
     return v >= U16_INF ? __int_as_float(0x7f800000) : (float)v;
 }
 
+// One step of K in packed form: acc[i][j] <- min(acc[i][j], a[i] + b[j]) on both halves, for the
+// 4 A entries at `a` (each in both halves) and the 4 B column pairs at `b` (shared memory, 16 bytes each).
+__device__ __forceinline__ void u16_step(unsigned int (&acc)[4][4], const unsigned int* a, const unsigned int* b)
+{
+    const uint4 a4 = *reinterpret_cast<const uint4*>(a);
+    const uint4 b4 = *reinterpret_cast<const uint4*>(b);
+    const unsigned int av[4] = {a4.x, a4.y, a4.z, a4.w};
+    const unsigned int bv[4] = {b4.x, b4.y, b4.z, b4.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(av[i], bv[j], acc[i][j]);
+}
+
 // Ct[0:rows, 0:cols] <- [min(Ct,)] At (x) Bt for one 64 x 128 tile: At points at
 // row 0 of the tile's rows (rows x K, leading dimension lda), Bt at column 0 of
 // its columns (K x cols, ldb).  Every thread of the block must call this.
@@ -104,16 +118,7 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
             break;
         }
         if (k0 + MP_KC < K) fetch(k0 + MP_KC);
-        auto step = [&](int kk) {
-            const uint4 a4 = *reinterpret_cast<const uint4*>(&sm.p.a[kk][4 * ty]);
-            const uint4 b4 = *reinterpret_cast<const uint4*>(&sm.p.b[kk][4 * tx]);
-            const unsigned int a[4] = {a4.x, a4.y, a4.z, a4.w};
-            const unsigned int b[4] = {b4.x, b4.y, b4.z, b4.w};
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(a[i], b[j], acc[i][j]);
-        };
+        auto step = [&](int kk) { u16_step(acc, &sm.p.a[kk][4 * ty], &sm.p.b[kk][4 * tx]); };
         sweep_chunk(step, K - k0);
     }
 
