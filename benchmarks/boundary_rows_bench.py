@@ -31,6 +31,10 @@ def main(argv=None) -> int:
     parser.add_argument("--k", type=int, required=True)
     parser.add_argument("--partitioner", default="jet")
     parser.add_argument("--tag", default=None)
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where the host's time goes while the boundary graph is built (cProfile)")
+    parser.add_argument("--rows", dest="rows", action="store_true", default=True)
+    parser.add_argument("--no-rows", dest="rows", action="store_false", help="stop after the boundary graph")
     args = parser.parse_args(argv)
 
     import cupy as cp
@@ -60,6 +64,19 @@ def main(argv=None) -> int:
     everything = [p for p in range(part.k) if part.sizes[p] > 0]
     closed, blocks = timed("local_closures", local_closures, graph, part, everything, backend="cupy", dtype=dtype)
     levels = timed("boundary_graph", BoundaryGraph, graph, part, blocks, cp, dtype)
+    print(f"levels: {levels.level_sizes}", flush=True)
+    if args.profile:  # again, under the profiler (the kernels are loaded by now)
+        import cProfile
+        import pstats
+
+        profile = cProfile.Profile()
+        profile.enable()
+        BoundaryGraph(graph, part, blocks, cp, dtype)
+        cp.cuda.Device().synchronize()
+        profile.disable()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+    if not args.rows:
+        everything = []
     # The steps of BoundaryGraph.boundary_rows, timed apart: the batches of rows (super-group rows
     # gathered, grouped min-plus), then their columns put in vertex order; then each component's own steps.
     batches = levels._row_batches(0, everything)

@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from .graph import distinct
+
 __all__ = ["RATES", "predict", "choose_method", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
@@ -181,7 +183,7 @@ def _ball(graph, start: int, size: int) -> np.ndarray:
             nxt.append(indices[idx])
         if not nxt:
             break
-        frontier = np.unique(np.concatenate(nxt))
+        frontier = distinct(np.concatenate(nxt))
         frontier = frontier[~seen[frontier]]
         seen[frontier] = True
         found.append(frontier)

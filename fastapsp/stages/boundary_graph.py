@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import array_module
+from ..graph import distinct
 from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
@@ -222,7 +223,7 @@ class BoundaryGraph:
             if total > self.dense_limit:
                 super_of, k2 = self._super_groups(lev, group_of[bs], group_of[bd], total)
                 crossing = super_of[group_of[bs]] != super_of[group_of[bd]]
-                shrinks = np.unique(np.concatenate([bs[crossing], bd[crossing]])).size < 0.9 * total
+                shrinks = distinct(np.concatenate([bs[crossing], bd[crossing]])).size < 0.9 * total
                 if k2 >= lev.k or not shrinks:  # no smaller level to be had: close this one densely
                     super_of, k2 = None, 1
             if super_of is None:
@@ -262,7 +263,11 @@ class BoundaryGraph:
 
         k = lev.k
         k2 = max(2, -(-total // self.super_size))
-        pairs = np.unique(np.stack([np.concatenate([gs, gd]), np.concatenate([gd, gs])]), axis=1)
+        # The distinct pairs of groups joined by a cut arc, both ways, sorted: as one int64 key each
+        # (np.unique over the columns of a 2-row array sorts structured records: 0.6 s on the levels
+        # of the 2^20 Delaunay graph, on the H100 host).
+        keys = distinct(np.concatenate([gs * k + gd, gd * k + gs]).astype(np.int64, copy=False))
+        pairs = np.stack([keys // k, keys % k])
         pairs = pairs[:, pairs[0] != pairs[1]]
         counts = np.bincount(pairs[0], minlength=k)
         xadj = np.zeros(k + 1, dtype=np.int64)
