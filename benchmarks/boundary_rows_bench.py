@@ -85,7 +85,7 @@ def main(argv=None) -> int:
         if item is None:
             break
         batch, rows = item
-        rows = timed("rows/to_vertex_order", levels._to_vertex_order, rows)
+        rows = timed("rows/to_vertex_order", cp.take, rows, levels._position_dev, axis=1)
         for p, first, last in batch:
             rows_b = rows[first:last]
             vertices_host, nb = part.component(p)

@@ -271,23 +271,3 @@ def test_boundary_sssp_in_small_batches(unit, batch):
     ref = boundary_sssp(g.indptr, g.indices, g.weights, sources, unit_weights=unit)
     got = boundary_sssp(*_device_csr(g), cp.asarray(sources), unit_weights=unit, batch=batch)
     np.testing.assert_array_equal(got.get(), ref)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(0, 5), (1, 1), (13, 1000), (128, 777)])
-def test_gather_columns_equals_take(dtype, shape, monkeypatch):
-    """gather_columns.cu (the boundary rows put in vertex order) against NumPy's take, from a view whose
-    rows are spaced wider than they are long, and over several launches (the grid's y limit shrunk)."""
-    from fastapsp.stages import _cuda
-
-    rng = np.random.default_rng(shape[0])
-    wide = rng.random((shape[0], shape[1] + 9)).astype(dtype)
-    wide[:, ::5] = np.inf
-    positions = rng.permutation(shape[1])
-    want = np.take(wide[:, 4 : 4 + shape[1]], positions, axis=1)
-    got = _cuda.gather_columns_cuda(cp.asarray(wide)[:, 4 : 4 + shape[1]], cp.asarray(positions))
-    assert got.dtype == dtype and got.flags.c_contiguous
-    np.testing.assert_array_equal(got.get(), want)
-    monkeypatch.setattr(_cuda, "_MAX_GRID_Y", 1)  # 8 rows a launch
-    np.testing.assert_array_equal(_cuda.gather_columns_cuda(cp.asarray(wide)[:, 4 : 4 + shape[1]],
-                                                            cp.asarray(positions)).get(), want)

@@ -286,29 +286,6 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     return closed
 
 
-_GATHER_ROWS = 8  # rows a thread of gather_columns.cu copies (GC_ROWS)
-
-
-def gather_columns_cuda(rows, positions):
-    """``rows[:, positions]`` (a new C-contiguous array) by ``gather_columns.cu``: one index read per
-    column for 8 rows, where ``cupy.take`` divides a flat index for every element."""
-    import cupy as cp
-
-    m, n = rows.shape[0], int(positions.shape[0])
-    dtype = _real(rows.dtype)
-    out = cp.empty((m, n), dtype=dtype)
-    if m == 0 or n == 0:
-        return out
-    src, ld = _rows(rows, dtype)
-    positions = cp.ascontiguousarray(positions, dtype=cp.int64)
-    kernel = get_kernel("gather_columns.cu", "gather_columns", dtype)
-    for r0 in range(0, m, _MAX_GRID_Y * _GATHER_ROWS):
-        r1 = min(m, r0 + _MAX_GRID_Y * _GATHER_ROWS)
-        kernel((-(-n // _THREADS), -(-(r1 - r0) // _GATHER_ROWS)), (_THREADS,),
-               (src[r0:r1], np.int64(ld), positions, out[r0:r1], np.int64(n), np.int32(r1 - r0), np.int64(n)))
-    return out
-
-
 def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start, minimum=False):
     """Boundary rows by a strided copy, interior in-component columns by ``assemble.cu``
     (replaced, or with ``minimum`` the smaller of the two kept)."""

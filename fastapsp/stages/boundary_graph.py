@@ -321,17 +321,9 @@ class BoundaryGraph:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
         for batch, rows in self._row_batches(0, components):
-            rows = self._to_vertex_order(rows)  # once for the batch
+            rows = self.xp.take(rows, self._position_dev, axis=1)  # vertex order, once for the batch
             for g, first, last in batch:
                 yield g, rows[first:last]
-
-    def _to_vertex_order(self, rows):
-        """``rows`` (level-0 order of the columns) with their columns in vertex order."""
-        if self.xp is np:
-            return np.take(rows, self.position, axis=1)
-        from ._cuda import gather_columns_cuda
-
-        return gather_columns_cuda(rows, self._position_dev)
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
