@@ -33,13 +33,11 @@ def main(argv=None) -> int:
     parser.add_argument("--tag", default=None)
     parser.add_argument("--profile", action="store_true",
                         help="also print where the host's time goes while the boundary graph is built (cProfile)")
-    parser.add_argument("--rows", dest="rows", action="store_true", default=True)
     parser.add_argument("--no-rows", dest="rows", action="store_false", help="stop after the boundary graph")
     args = parser.parse_args(argv)
 
     import cupy as cp
 
-    from fastapsp.backend import device_csr
     from fastapsp.io import read_graph
     from fastapsp.partition import partition_graph
     from fastapsp.pipeline import local_closures
@@ -59,7 +57,6 @@ def main(argv=None) -> int:
         seconds[name] += cp.cuda.get_elapsed_time(begin, end) / 1e3
         return out
 
-    csr = device_csr(graph, cp)
     dtype = np.float32
     everything = [p for p in range(part.k) if part.sizes[p] > 0]
     closed, blocks = timed("local_closures", local_closures, graph, part, everything, backend="cupy", dtype=dtype)
@@ -75,11 +72,9 @@ def main(argv=None) -> int:
         cp.cuda.Device().synchronize()
         profile.disable()
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
-    if not args.rows:
-        everything = []
     # The steps of BoundaryGraph.boundary_rows, timed apart: the batches of rows (super-group rows
     # gathered, grouped min-plus), then their columns put in vertex order; then each component's own steps.
-    batches = levels._row_batches(0, everything)
+    batches = levels._row_batches(0, everything if args.rows else [])
     while True:
         item = timed("rows/batches", next, batches, None)
         if item is None:

@@ -48,7 +48,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .stages._cuda import _MAX_BATCH, sssp_pass_size
-from .stages.boundary_graph import BATCH_BYTES, BATCH_ROWS, closure_batch_limit
+from .stages.boundary_graph import batch_rows, closure_batch_limit
 
 __all__ = ["stage_memory", "dry_run", "sssp_memory", "check_output_fits", "output_bytes", "RATE"]
 
@@ -212,7 +212,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                                                 n, itemsize, available, DENSE_LIMIT[backend], SUPER_SIZE[backend],
                                                 peak, base)
             groups = [[p] for p in components]
-            batch_most = max(1, min(BATCH_ROWS, BATCH_BYTES // max(1, n * itemsize)))
+            batch_most = batch_rows(n, itemsize)
             batch_total = int(sum(nbs[p] for p in components))
         else:
             groups = _groups(partition, components, n, row_bytes, max(1, available // 4))
@@ -227,7 +227,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                 inner = c - nb if interior is None else int(interior[p])  # interior rows computed
                 if method == "boundary-graph":
                     # the rows are made for a batch of components (BoundaryGraph._row_batches: up to
-                    # BATCH_ROWS rows and BATCH_BYTES, a larger component alone) by the grouped product
+                    # batch_rows rows, a larger component alone) by the grouped product
                     # and then reordered, twice at once; the batch stays while its components are computed
                     batch = max(nb, min(batch_most, batch_total)) * n * itemsize
                     held = base + 2 * batch

@@ -40,8 +40,8 @@ from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
 
-__all__ = ["BoundaryGraph", "close_components", "closure_batch_limit", "pack_boundary_rows", "DENSE_LIMIT",
-           "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS"]
+__all__ = ["BoundaryGraph", "close_components", "closure_batch_limit", "batch_rows", "pack_boundary_rows",
+           "DENSE_LIMIT", "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS", "BATCH_BYTES"]
 
 # Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
 DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
@@ -82,6 +82,12 @@ def closure_batch_limit(budget: int) -> int:
     """Bytes of component matrices closed together when ``budget`` bytes may hold closures:
     ``CLOSURE_BATCH_BYTES``, and at most a quarter of the budget."""
     return max(1, min(CLOSURE_BATCH_BYTES, budget // 4))
+
+
+def batch_rows(n: int, itemsize: int) -> int:
+    """Boundary rows of ``n`` columns that one batch of groups may hold (:meth:`BoundaryGraph._row_batches`):
+    ``BATCH_ROWS``, fewer when they would pass ``BATCH_BYTES``, at least one (a larger group is made alone)."""
+    return max(1, min(BATCH_ROWS, BATCH_BYTES // max(1, n * itemsize)))
 
 
 def pack_boundary_rows(closed: dict, partition) -> dict:
@@ -346,7 +352,7 @@ class BoundaryGraph:
         bstart = lev.bstart
         groups = sorted(groups, key=lambda g: (int(lev.super_of[g]), g))
         current, rows_s = None, None
-        most = max(1, min(BATCH_ROWS, BATCH_BYTES // max(1, lev.n * self.dtype.itemsize)))
+        most = batch_rows(lev.n, self.dtype.itemsize)
         i = 0
         while i < len(groups):
             g = groups[i]
