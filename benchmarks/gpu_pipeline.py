@@ -195,6 +195,8 @@ def main(argv=None):
                     "sssp_method": report.get("sssp_method"), "sssp_method_asked": method,
                     "predicted_seconds": report.get("predicted_seconds"), "dtype": report.get("dtype"),
                     "k_choice": report.get("k_choice"), "sources_method": report.get("sources_method"),
+                    "startup_seconds": report.get("startup_seconds"), "rank_seconds": report.get("rank_seconds"),
+                    "fast_exit": os.environ.get("FASTAPSP_FAST_EXIT", "1") != "0",
                 }
                 write_result(result, folder=f"benchmarks/results/{args.tag}",
                              name=f"{name}-k{k}-{output}-{method}-r{report['ranks']}")

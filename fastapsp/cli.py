@@ -116,17 +116,22 @@ def _end_process(status: int) -> None:
     one allocation at a time, about 0.2-0.3 s on an H100 host
     (``benchmarks/startup_probe.py``), which the operating system does at once.
     Output files are closed by then (every sink commits or aborts inside
-    :func:`main`), and the standard streams are flushed here.  Under MPI, or
-    with another thread still running, or with ``FASTAPSP_FAST_EXIT=0``, the
-    normal exit runs (mpi4py must finalise MPI).
+    :func:`main`), and the standard streams are flushed here.  Under Open MPI
+    each rank finalises MPI first, then ends the same way.  Under any other MPI
+    (under MPICH a rank that finalised and then called ``os._exit`` was now
+    and then killed), with another thread still running, or with
+    ``FASTAPSP_FAST_EXIT=0``, the normal exit runs (mpi4py finalises MPI).
     """
     import threading
 
     mpi = sys.modules.get("mpi4py.MPI")
     under_mpi = mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
     busy = any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate())
-    if under_mpi or busy or os.environ.get("FASTAPSP_FAST_EXIT", "1") == "0":
+    open_mpi = under_mpi and mpi.get_vendor()[0] == "Open MPI"
+    if (under_mpi and not open_mpi) or busy or os.environ.get("FASTAPSP_FAST_EXIT", "1") == "0":
         sys.exit(status)
+    if open_mpi:
+        mpi.Finalize()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

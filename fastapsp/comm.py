@@ -10,15 +10,36 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from .errors import BackendError, RankError
 from .watch import end_job, note_phase, tell
 
 __all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "run_or_abort", "select_device",
-           "max_over_ranks"]
+           "max_over_ranks", "process_age"]
 
 # Variables that MPI launchers (Open MPI, MPICH/Hydra, Intel MPI, PMIx, SLURM's srun) set in each task.
 _LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_RANK")
+
+
+def _process_started() -> float | None:
+    """Wall-clock time at which this process started (Linux: ``/proc``), else None."""
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after the command name: fields 3, 4, ...
+        with open("/proc/uptime") as uptime:
+            up = float(uptime.read().split()[0])
+        return time.time() - (up - int(fields[19]) / os.sysconf("SC_CLK_TCK"))  # field 22: start, in ticks
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+_STARTED = _process_started()  # read at import: a worker forked later (fastapsp.watch) keeps its parent's
+
+
+def process_age() -> float:
+    """Seconds since this process started (imports and MPI start-up included); 0 where unknown."""
+    return 0.0 if _STARTED is None else max(0.0, time.time() - _STARTED)
 
 
 class SerialComm:
@@ -183,10 +204,16 @@ def run_or_abort(comm, name: str, fn, *args, cleanup=None, **kwargs):
         os._exit(1)  # MPI_Abort may return before the launcher kills this process: say nothing more
 
 
-def max_over_ranks(comm, values: dict) -> dict:
-    """Key-wise maximum of a dict of numbers across ranks (collective)."""
+def max_over_ranks(comm, values: dict, *, each: list | None = None) -> dict:
+    """Key-wise maximum of a dict of numbers across ranks (collective).
+
+    ``each``, when given, receives every rank's own dict, in rank order.
+    """
     merged: dict = {}
-    for part in comm.allgather(values):
+    parts = comm.allgather(values)
+    for part in parts:
         for key, value in part.items():
             merged[key] = max(merged.get(key, value), value)
+    if each is not None:
+        each.extend(parts)
     return merged

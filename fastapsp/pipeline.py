@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend, start_gpu_warmup
-from .comm import max_over_ranks, run_or_abort, run_phase, select_device
+from .comm import max_over_ranks, process_age, run_or_abort, run_phase, select_device
 from .cost import SSSP_METHODS, auto_k, default_k, predict
 from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
@@ -24,11 +24,12 @@ from .io import read_graph
 from .partition import (AUTO, DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS, load_partition,
                         make_partition, partition_checksum, partition_graph, save_partition)
 from .precision import DTYPES, choose_dtype
-from .schedule import component_costs, schedule_components
+from .schedule import component_costs, schedule_components, schedule_in_order
 from .sink import make_sink
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
-from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, close_components, closure_batch_limit
+from .stages.boundary_graph import (DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, LevelTree, close_components,
+                                    closure_batch_limit)
 from .stages.floyd_warshall import DEFAULT_TILE
 
 # Issue 9 (answers at scale): each feature in its own module, hooked in below.
@@ -230,7 +231,8 @@ def _column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, co
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    method: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
-                   seed: int = 42, timer: StageTimer | None = None, pred_sink=None, pairs: bool = False) -> dict:
+                   seed: int = 42, tree=None, timer: StageTimer | None = None, pred_sink=None,
+                   pairs: bool = False) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``method`` says where the boundary rows come from.  ``"frontier"``: the
@@ -241,7 +243,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     (:class:`fastapsp.stages.boundary_graph.BoundaryGraph`), built from
     ``boundary_blocks`` (``L_p[:nb_p]`` of every component, all ranks'), and
     ``closed`` holds this rank's local closures (:func:`local_closures`); each
-    component then needs no second Floyd-Warshall.  Each row block (in column
+    component then needs no second Floyd-Warshall; ``tree``, when given, is
+    the boundary graph's shape (:class:`~fastapsp.stages.boundary_graph.LevelTree`)
+    already made for the schedule.  Each row block (in column
     chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
@@ -283,7 +287,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         timer.component = None  # these stages serve every component
         with timer("boundary_graph"):
-            levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed)
+            levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree)
         rows_of = levels.boundary_rows(components)
         while True:
             timer.component = None  # the next component is known once its rows are made
@@ -700,6 +704,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     it a precision problem is raised as a :class:`~fastapsp.errors.PrecisionWarning`.
     """
     start = time.perf_counter()
+    startup = process_age()
     opts.check()
     start_gpu_warmup(opts.backend, comm.size)  # CUDA starts while the graph is read (fastapsp/backend.py)
     seconds = {}
@@ -763,14 +768,14 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
             sources_cost = pipeline_seconds(partition, sources, graph.n, graph.m, unit_weights=graph.unit_weights,
                                             backend=backend, dtype=compute_dtype)
             sssp_method = min(sources_cost, key=sources_cost.get)
-        # Every component's boundary rows feed the boundary graph, also with --sources: close them all, spread.
-        spread = plan if selection is None else \
-            schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
         if opts.predecessors and sssp_method == "boundary-graph":
             if log is not None and opts.sssp_method == "boundary-graph":
                 log("note: --predecessors takes the boundary rows from the frontier SSSP (the boundary-graph "
                     "method carries no predecessors)")
             sssp_method = "frontier"
+        # Every component's boundary rows feed the boundary graph, also with --sources: close them all, spread.
+        spread = plan if selection is None else \
+            schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
         compute_dtype = "float32"
@@ -817,6 +822,18 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         paired = pairs_run(graph, partition, accumulator, backend=backend)
     feed = None if accumulator is None else accumulator.update
     run_graph, run_partition, feed = (graph, partition, feed) if paired is None else paired
+    tree = None
+    if sssp_method == "boundary-graph":
+        # The levels' shape first (the same on every rank): each rank then takes runs of components of the same
+        # super-groups, and makes the upper rows of those super-groups alone (LevelTree, schedule_in_order).
+        t = time.perf_counter()
+        tree = run_phase(comm, "shaping the boundary graph", LevelTree, run_graph, run_partition,
+                         dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend], seed=opts.seed)
+        tree_seconds = time.perf_counter() - t
+        order = tree.order()
+        plan = schedule_in_order(costs, order, comm.size)
+        spread = plan if selection is None else \
+            schedule_in_order(component_costs(partition, graph.n, graph.m), order, comm.size)
     work = None  # rows of each of rank 0's components (with pairs: rows times the share of columns it covers)
     if method != "sssp":
         first = np.concatenate([[0], np.cumsum(run_partition.sizes)])  # a component's first vertex (pairs)
@@ -838,13 +855,14 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                 keep = None  # --sources: the closures this rank's wanted interior rows need, no others
                 if selection is not None:
                     keep = selection.closures_needed() & np.isin(np.arange(partition.k), plan[comm.rank])
-                extra, timer = _boundary_graph_inputs(run_graph, run_partition, spread[comm.rank], backend,
-                                                      compute_dtype, comm=comm, cleanup=base_sink.discard, keep=keep)
+                extra, timer, seconds["share_rows"] = _boundary_graph_inputs(
+                    run_graph, run_partition, spread[comm.rank], backend, compute_dtype, comm=comm,
+                    cleanup=base_sink.discard, keep=keep)
             stage_seconds = run_or_abort(comm, "computing the components", run_components, run_graph, run_partition,
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
-                                         method=sssp_method, seed=opts.seed, timer=timer, cleanup=cleanup,
-                                         pred_sink=pred_sink, pairs=paired is not None, **extra)
+                                         method=sssp_method, seed=opts.seed, tree=tree, timer=timer,
+                                         cleanup=cleanup, pred_sink=pred_sink, pairs=paired is not None, **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, compute_dtype, comm=comm)
         if partition is not None:
@@ -866,12 +884,19 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         if progress is not None:
             progress.close()
     seconds.update(stage_seconds)
+    if tree is not None:
+        seconds["boundary_graph"] += tree_seconds  # its shape (LevelTree), made before the schedule
     stats = None
     if accumulator is not None:
         stats = finish_stats(accumulator, opts.stats, comm=comm)
     seconds["total"] = time.perf_counter() - start
-    seconds = max_over_ranks(comm, seconds)
+    each: list = []
+    seconds = max_over_ranks(comm, dict(seconds, startup=startup), each=each)
+    startup = seconds.pop("startup")
     report = _report(graph, partition, opts, backend, device, seconds, comm.size)
+    report["startup_seconds"] = round(startup, 6)  # process start to this job's start (imports, MPI), slowest rank
+    if comm.size > 1:  # the stages above are each the slowest rank's: every rank's own, to see the balance
+        report["rank_seconds"] = [{key: round(value, 6) for key, value in part.items()} for part in each]
     report["sssp_method"] = sssp_method
     report["sssp_method_asked"] = opts.sssp_method
     report["k_choice"] = k_choice
@@ -918,7 +943,9 @@ def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, clea
 
     What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
     distances over all components), once, by one allgather.  Every rank then
-    builds the upper levels of the boundary graph itself.  The closures are
+    builds the upper levels of the boundary graph itself.  Returns the
+    run_components arguments, the timer, and the seconds the sharing took
+    (waiting for the slowest rank included).  The closures are
     long work of each rank alone: a failure there ends the job at once
     (``cleanup`` first), as in the components' stages.  ``keep``: which
     closures to keep (see :func:`local_closures`).
@@ -927,12 +954,13 @@ def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, clea
     timer = StageTimer(xp)
     closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
                                   backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep)
+    t = time.perf_counter()
     if comm.size > 1:
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         blocks = {}
         for part in comm.allgather(host):
             blocks.update(part)
-    return {"closed": closed, "boundary_blocks": blocks}, timer
+    return {"closed": closed, "boundary_blocks": blocks}, timer, time.perf_counter() - t
 
 
 def _dry_run_ranks(graph, partition, plan, spread, selection, sources, dtype, backend, opts, block_bytes, ranks,

@@ -1,4 +1,5 @@
-"""Which rank computes which components: a balanced, largest-first schedule."""
+"""Which rank computes which components: a balanced, largest-first schedule, or
+balanced runs of a given order (components that share work kept together)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import heapq
 
 import numpy as np
 
-__all__ = ["component_costs", "schedule_components"]
+__all__ = ["component_costs", "schedule_components", "schedule_in_order"]
 
 
 def component_costs(partition, n: int, m: int) -> np.ndarray:
@@ -35,4 +36,31 @@ def schedule_components(costs, size: int) -> list[list[int]]:
         load, r = heapq.heappop(loads)
         plan[r].append(p)
         heapq.heappush(loads, (load + costs[p], r))
+    return plan
+
+
+def schedule_in_order(costs, order, size: int) -> list[list[int]]:
+    """Components of each rank: ``order`` cut into ``size`` consecutive runs of about equal cost.
+
+    For work shared by neighbours in ``order`` (the boundary-graph method: the
+    components of one super-group share its upper rows, see
+    :meth:`fastapsp.stages.boundary_graph.LevelTree.order`): each rank gets whole
+    runs of them, and shared work is repeated only where two ranks' runs meet.
+    A component goes to the rank whose share of the total cost holds the middle
+    of its own cost, so no rank gets more than its share plus one component.
+    Deterministic; empty components (cost 0) are left out.
+    """
+    costs = np.asarray(costs, dtype=np.float64)
+    order = np.asarray(order, dtype=np.int64)
+    if sorted(order.tolist()) != list(range(costs.size)):
+        raise ValueError(f"order: expected each of the {costs.size} components once, got {order.size} entries")
+    items = order[costs[order] > 0]
+    plan: list[list[int]] = [[] for _ in range(size)]
+    if items.size == 0:
+        return plan
+    end = np.cumsum(costs[items])
+    middle = end - costs[items] / 2
+    rank = np.minimum((middle * size / end[-1]).astype(np.int64), size - 1)
+    for r in range(size):
+        plan[r] = items[rank == r].tolist()
     return plan

@@ -8,7 +8,8 @@ from conftest import disconnected_graph, host, random_graph, reference_apsp
 from fastapsp.graph import Graph
 from fastapsp.partition import make_partition, partition_graph
 from fastapsp.stages import boundary_sssp
-from fastapsp.stages.boundary_graph import BoundaryGraph, close_components, pack_boundary_rows
+from fastapsp.schedule import component_costs, schedule_in_order
+from fastapsp.stages.boundary_graph import BoundaryGraph, LevelTree, close_components, pack_boundary_rows
 
 
 def _levels(graph, part, xp, dtype=np.float64, **kw):
@@ -96,13 +97,8 @@ def test_rows_made_in_batches_of_groups(xp, monkeypatch, batch):
     _check_rows(graph, partition_graph(graph, 25), xp, dense_limit=20, super_size=12)
 
 
-def test_upper_rows_are_made_once_per_run_of_groups(xp, monkeypatch):
-    """Groups are visited in the order of their super-groups; a super-group's rows are kept between them."""
-    side = 24
-    graph = _grid(side, np.random.default_rng(9))
-    ids = np.arange(side * side)
-    labels = (ids // side // 6) * 4 + (ids % side) // 6  # 6 x 6 blocks: 16 components
-    part = make_partition(graph, labels, 16, method="given", seed=0, imbalance=1.0, seconds=0.0)
+def _count_full_rows(monkeypatch) -> list:
+    """The (level, super-group) of every upper rows made (BoundaryGraph._make_full_rows), in a list."""
     made = []
     original = BoundaryGraph._make_full_rows
 
@@ -111,9 +107,56 @@ def test_upper_rows_are_made_once_per_run_of_groups(xp, monkeypatch):
         return original(self, level, s, *args)
 
     monkeypatch.setattr(BoundaryGraph, "_make_full_rows", counting)
+    return made
+
+
+def test_upper_rows_are_made_once_per_run_of_groups(xp, monkeypatch):
+    """Groups are visited in the order of their super-groups; a super-group's rows are kept between them."""
+    side = 24
+    graph = _grid(side, np.random.default_rng(9))
+    ids = np.arange(side * side)
+    labels = (ids // side // 6) * 4 + (ids % side) // 6  # 6 x 6 blocks: 16 components
+    part = make_partition(graph, labels, 16, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    made = _count_full_rows(monkeypatch)
     bg = _check_rows(graph, part, xp, dense_limit=30, super_size=60)
     assert len(bg.levels) >= 4  # levels 0, 1, 2, ...: upper rows are asked for by several groups below
     assert made and len(made) == len(set(made))
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 5])
+def test_ranks_make_the_upper_rows_of_their_own_super_groups(xp, monkeypatch, ranks):
+    """Components scheduled in the tree's order (schedule_in_order): each rank makes the upper rows of
+    the super-groups of its own components; one is made twice only where two ranks' runs meet."""
+    side = 24
+    graph = _grid(side, np.random.default_rng(9))
+    ids = np.arange(side * side)
+    labels = (ids // side // 4) * 6 + (ids % side) // 4  # 4 x 4 blocks: 36 components
+    part = make_partition(graph, labels, 36, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    limits = dict(dense_limit=40, super_size=30)
+    tree = LevelTree(graph, part, seed=42, **limits)
+    assert len(tree.steps) >= 2  # super-groups below the top
+    order = tree.order()
+    for step, ordinal in zip(tree.steps, tree.ordinals()):  # at every level, a super-group's groups are a run
+        groups = np.argsort(ordinal, kind="stable")
+        runs = np.flatnonzero(np.diff(step.super_of[groups])).size + 1
+        assert runs == np.unique(step.super_of).size
+    made = _count_full_rows(monkeypatch)
+    ref = reference_apsp(graph)
+    plan = schedule_in_order(component_costs(part, graph.n, graph.m), order, ranks)
+    for mine in plan:
+        bg = _levels(graph, part, xp, tree=tree)
+        for p, rows in bg.boundary_rows(mine):
+            vertices, nb = part.component(p)
+            np.testing.assert_array_equal(host(rows), ref[vertices[:nb]], err_msg=f"component {p}")
+    upper = len(tree.steps) - 1  # levels below the top whose rows are made
+    assert len(made) <= len(set(made)) + (ranks - 1) * upper
+
+
+def test_a_tree_of_another_partition_is_refused():
+    graph = random_graph(np.random.default_rng(1), n=30, m=60, directed=False, weighted=True)
+    tree = LevelTree(graph, partition_graph(graph, 3), dense_limit=8, super_size=4)
+    with pytest.raises(ValueError, match="tree: made for 30 vertices and 3 components, not 30 and 4"):
+        _levels(graph, partition_graph(graph, 4), np, tree=tree)
 
 
 def test_levels_are_built_when_the_boundary_is_large(xp):

@@ -11,7 +11,7 @@ from fastapsp.comm import SerialComm
 from fastapsp.graph import Graph
 from fastapsp.partition import PARTITIONERS, partition_graph
 from fastapsp.pipeline import SolveOptions, run_components, solve_job
-from fastapsp.schedule import component_costs, schedule_components
+from fastapsp.schedule import component_costs, schedule_components, schedule_in_order
 from fastapsp.sink import MemorySink
 
 DATA = __import__("pathlib").Path(__file__).resolve().parent / "data"
@@ -107,6 +107,25 @@ def test_schedule_covers_every_nonempty_component_once():
 def test_schedule_balances_largest_first():
     plan = schedule_components([10, 1, 1, 1, 7, 2, 0], 2)
     assert plan == [[0, 2], [4, 5, 1, 3]]
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 7, 20])
+def test_schedule_in_order_gives_balanced_consecutive_runs(ranks):
+    rng = np.random.default_rng(ranks)
+    costs = rng.uniform(1, 10, 15)
+    costs[[3, 9]] = 0  # empty components are left out
+    order = rng.permutation(15)
+    plan = schedule_in_order(costs, order, ranks)
+    assert len(plan) == ranks
+    flat = [p for rank in plan for p in rank]
+    assert flat == [p for p in order if costs[p] > 0]  # the runs, one after another, are the order itself
+    share = costs.sum() / ranks
+    assert all(costs[rank].sum() <= share + costs.max() for rank in plan)
+
+
+def test_schedule_in_order_needs_every_component_once():
+    with pytest.raises(ValueError, match="order: expected each of the 3 components once"):
+        schedule_in_order([1.0, 2.0, 3.0], [0, 1, 1], 2)
 
 
 def test_solve_job_report_and_output_file(tmp_path):

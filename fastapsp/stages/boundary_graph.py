@@ -40,7 +40,7 @@ from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
 
-__all__ = ["BoundaryGraph", "close_components", "closure_batch_limit", "batch_rows", "pack_boundary_rows",
+__all__ = ["BoundaryGraph", "LevelTree", "close_components", "closure_batch_limit", "batch_rows", "pack_boundary_rows",
            "DENSE_LIMIT", "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS", "BATCH_BYTES"]
 
 # Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
@@ -120,15 +120,161 @@ class _Level:
 
     @property
     def bstart(self) -> np.ndarray:
-        out = np.zeros(self.k + 1, dtype=np.int64)
-        np.cumsum(self.nb, out=out[1:])
-        return out
+        return _bstart(self.nb)
 
     def boundary_block(self, g: int):
         """``L_g[:nb_g]`` (nb_g x c_g) as a view of ``lb``."""
         nb, c = int(self.nb[g]), int(self.starts[g + 1] - self.starts[g])
         off = int(self.lb_offset[g])
         return self.lb[off : off + nb * c].reshape(nb, c)
+
+
+def _bstart(nb: np.ndarray) -> np.ndarray:
+    """Where each group's boundary vertices start in the boundary index (k + 1 entries)."""
+    out = np.zeros(nb.size + 1, dtype=np.int64)
+    np.cumsum(nb, out=out[1:])
+    return out
+
+
+def _boundary_index(starts: np.ndarray, nb: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Boundary index of the level positions ``positions`` (boundary positions only)."""
+    group = np.searchsorted(starts, positions, side="right") - 1
+    return _bstart(nb)[group] + positions - starts[group]
+
+
+@dataclass
+class _Step:
+    """How the groups of one level gather into the groups of the next (shape only, no distances)."""
+
+    super_of: np.ndarray  # int64 (k): group -> group of the next level
+    next_pos: np.ndarray  # int64 (boundary vertices of the level): boundary index -> next-level position
+    starts: np.ndarray  # int64 (k2 + 1): the next level's groups
+    nb: np.ndarray  # int64 (k2): the next level's boundary vertices per group
+    inner: tuple  # (rows, cols, weights, group) of the arcs inside a next-level group, next-level positions
+
+
+class LevelTree:
+    """The shape of the boundary graph's levels: which groups gather into each
+    super-group, level by level up to the dense top, and where every boundary
+    vertex sits at the level above.
+
+    It depends on the graph and the partition only (no distances), so every
+    rank builds the same tree without communicating (METIS is seeded), before
+    anything is closed: the schedule then gives each rank whole runs of
+    components of the same super-groups (:meth:`order`), and each rank makes
+    the upper rows of its own super-groups only.
+
+    Parameters
+    ----------
+    graph, partition : Graph, Partition
+    dense_limit, super_size : int
+        Largest boundary closed densely, and vertices per super-group above it.
+    seed : int
+        Seed of the METIS calls that form super-groups.
+    """
+
+    def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42):
+        if dense_limit < 1 or super_size < 2:
+            raise ValueError(f"dense_limit {dense_limit} must be >= 1 and super_size {super_size} >= 2")
+        self.dense_limit, self.super_size, self.seed = int(dense_limit), int(super_size), int(seed)
+        self.n, self.k = graph.n, partition.k
+        self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
+        self.position[partition._order] = np.arange(graph.n, dtype=np.int64)
+        starts = np.zeros(partition.k + 1, dtype=np.int64)
+        np.cumsum(partition.sizes, out=starts[1:])
+        nb = partition.boundary_per_part.astype(np.int64)
+        self.starts, self.nb = [starts], [nb]  # of every level
+        # Cut arcs in level-0 boundary index.
+        src, dst, w = graph.arcs()
+        cut = partition.labels[src] != partition.labels[dst]
+        bs = _boundary_index(starts, nb, self.position[src[cut]])
+        bd = _boundary_index(starts, nb, self.position[dst[cut]])
+        self.steps: list[_Step] = []
+        self._build(bs, bd, w[cut])
+
+    @property
+    def level_sizes(self) -> list[int]:
+        return [int(s[-1]) for s in self.starts]
+
+    def _build(self, bs, bd, w) -> None:
+        while True:
+            starts, nb = self.starts[-1], self.nb[-1]
+            k = nb.size
+            total = int(nb.sum())
+            if total == 0:
+                return  # no boundary at all: every boundary row is empty
+            group_of = np.repeat(np.arange(k), nb)
+            super_of, k2 = None, 1
+            if total > self.dense_limit:
+                super_of, k2 = self._super_groups(k, nb, group_of[bs], group_of[bd], total)
+                crossing = super_of[group_of[bs]] != super_of[group_of[bd]]
+                shrinks = distinct(np.concatenate([bs[crossing], bd[crossing]])).size < 0.9 * total
+                if k2 >= k or not shrinks:  # no smaller level to be had: close this one densely
+                    super_of, k2 = None, 1
+            if super_of is None:
+                super_of = np.zeros(k, dtype=np.int64)
+                crossing = np.zeros(bs.size, dtype=bool)
+            on_boundary = np.zeros(total, dtype=bool)
+            on_boundary[bs[crossing]] = True
+            on_boundary[bd[crossing]] = True
+            sup = super_of[group_of]
+            order = np.lexsort((np.arange(total), ~on_boundary, sup))
+            next_pos = np.empty(total, dtype=np.int64)
+            next_pos[order] = np.arange(total, dtype=np.int64)
+            starts2 = np.zeros(k2 + 1, dtype=np.int64)
+            np.cumsum(np.bincount(sup, minlength=k2), out=starts2[1:])
+            nb2 = np.bincount(sup[on_boundary], minlength=k2).astype(np.int64)
+            inner = ~crossing
+            self.steps.append(_Step(super_of, next_pos, starts2, nb2,
+                                    (next_pos[bs[inner]], next_pos[bd[inner]], w[inner], sup[bs[inner]])))
+            self.starts.append(starts2)
+            self.nb.append(nb2)
+            if k2 == 1:
+                return
+            bs, bd, w = (_boundary_index(starts2, nb2, next_pos[bs[crossing]]),
+                         _boundary_index(starts2, nb2, next_pos[bd[crossing]]), w[crossing])
+
+    def _super_groups(self, k: int, nb: np.ndarray, gs, gd, total: int):
+        """Gather the ``k`` groups into super-groups of about ``super_size`` boundary vertices."""
+        import pymetis
+
+        k2 = max(2, -(-total // self.super_size))
+        if k2 >= k:
+            return np.arange(k, dtype=np.int64), k
+        # The distinct pairs of groups joined by a cut arc, both ways, sorted: as one int64 key each
+        # (np.unique over the columns of a 2-row array sorts structured records: 0.6 s on the levels
+        # of the 2^20 Delaunay graph, on the H100 host).
+        keys = distinct(np.concatenate([gs * k + gd, gd * k + gs]).astype(np.int64, copy=False))
+        pairs = np.stack([keys // k, keys % k])
+        pairs = pairs[:, pairs[0] != pairs[1]]
+        counts = np.bincount(pairs[0], minlength=k)
+        xadj = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(counts, out=xadj[1:])
+        options = pymetis.Options(seed=self.seed, ufactor=30)
+        if hasattr(pymetis, "CSRAdjacency"):
+            graph = {"adjacency": pymetis.CSRAdjacency(xadj, pairs[1])}
+        else:  # pragma: no cover - pymetis before 2025
+            graph = {"xadj": xadj, "adjncy": pairs[1]}
+        _, labels = pymetis.part_graph(int(k2), **graph, vweights=np.maximum(nb, 1), options=options,
+                                       recursive=False)
+        # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
+        used, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
+        return labels.astype(np.int64), int(used.size)
+
+    def ordinals(self) -> list[np.ndarray]:
+        """For every level, each group's place in the tree's depth-first order: groups
+        of the same super-group are consecutive, and so, level by level, up to the top."""
+        ordinal = [np.zeros(1, dtype=np.int64)] if self.steps else []
+        for step in reversed(self.steps):
+            order = np.lexsort((np.arange(step.super_of.size), ordinal[0][step.super_of]))
+            place = np.empty(order.size, dtype=np.int64)
+            place[order] = np.arange(order.size, dtype=np.int64)
+            ordinal.insert(0, place)
+        return ordinal if ordinal else [np.arange(self.k, dtype=np.int64)]
+
+    def order(self) -> np.ndarray:
+        """The components (level-0 groups) in the tree's depth-first order."""
+        return np.argsort(self.ordinals()[0], kind="stable")
 
 
 class BoundaryGraph:
@@ -150,6 +296,9 @@ class BoundaryGraph:
         (defaults per backend: ``DENSE_LIMIT``, ``SUPER_SIZE``).
     seed : int
         Seed of the METIS calls that form super-groups.
+    tree : LevelTree, optional
+        The levels' shape when already made (by the schedule, see
+        :func:`fastapsp.schedule.schedule_in_order`); its limits and seed then hold.
 
     Examples
     --------
@@ -164,37 +313,30 @@ class BoundaryGraph:
     """
 
     def __init__(self, graph, partition, boundary_rows: dict, xp, dtype, *, dense_limit: int | None = None,
-                 super_size: int | None = None, seed: int = 42):
+                 super_size: int | None = None, seed: int = 42, tree: LevelTree | None = None):
         self.xp = xp
         self.dtype = np.dtype(dtype)
-        backend = "numpy" if xp is np else "cupy"
-        self.dense_limit = DENSE_LIMIT[backend] if dense_limit is None else int(dense_limit)
-        self.super_size = SUPER_SIZE[backend] if super_size is None else int(super_size)
-        if self.dense_limit < 1 or self.super_size < 2:
-            raise ValueError(f"dense_limit {self.dense_limit} must be >= 1 and super_size {self.super_size} >= 2")
-        self.seed = int(seed)
+        if tree is None:
+            backend = "numpy" if xp is np else "cupy"
+            tree = LevelTree(graph, partition, dense_limit=DENSE_LIMIT[backend] if dense_limit is None else dense_limit,
+                             super_size=SUPER_SIZE[backend] if super_size is None else super_size, seed=seed)
+        elif tree.n != graph.n or tree.k != partition.k:
+            raise ValueError(f"tree: made for {tree.n} vertices and {tree.k} components, "
+                             f"not {graph.n} and {partition.k}")
+        self.tree = tree
+        self.dense_limit, self.super_size, self.seed = tree.dense_limit, tree.super_size, tree.seed
         self.n = graph.n
         self.integer = graph.integer_weights  # whole-number distances: packed 16-bit products on the GPU
         self._kept_rows: dict = {}  # level -> (group, its full rows), see _full_rows
-        order = partition._order
-        self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
-        self.position[order] = np.arange(graph.n, dtype=np.int64)
+        self.position = tree.position
         self._position_dev = xp.asarray(self.position, dtype=np.int64) if xp is not np else self.position
-        nb = partition.boundary_per_part.astype(np.int64)
-        starts = np.zeros(partition.k + 1, dtype=np.int64)
-        np.cumsum(partition.sizes, out=starts[1:])
+        self._ordinal = tree.ordinals()  # groups of every level in depth-first order (_row_batches)
         for p in range(partition.k):
             if partition.sizes[p] and p not in boundary_rows:
                 raise ValueError(f"boundary_rows: the rows of component {p} are missing")
-        level0 = self._make_level(graph.n, starts, nb, lambda g: boundary_rows.get(g))
-        # Cut arcs in level-0 boundary index.
-        src, dst, w = graph.arcs()
-        labels = partition.labels
-        cut = labels[src] != labels[dst]
-        bindex = self._boundary_index(level0, self.position[src[cut]]), self._boundary_index(level0, self.position[dst[cut]])
-        self.levels = [level0]
+        self.levels = [self._make_level(graph.n, tree.starts[0], tree.nb[0], lambda g: boundary_rows.get(g))]
         self.level_sizes = [graph.n]
-        self._build_upper_levels(bindex[0], bindex[1], w[cut])
+        self._build_upper_levels()
 
     # ---------------------------------------------------------------- levels
     def _make_level(self, n, starts, nb, rows_of) -> _Level:
@@ -211,104 +353,37 @@ class BoundaryGraph:
                 lb[offsets[g] : offsets[g] + nb[g] * sizes[g]] = xp.asarray(block, dtype=self.dtype).ravel()
         return _Level(int(n), starts.astype(np.int64), nb.astype(np.int64), lb, offsets)
 
-    @staticmethod
-    def _boundary_index(level: _Level, positions: np.ndarray) -> np.ndarray:
-        group = np.searchsorted(level.starts, positions, side="right") - 1
-        offset = positions - level.starts[group]
-        return level.bstart[group] + offset  # callers pass boundary positions only
-
-    def _build_upper_levels(self, bs, bd, w) -> None:
-        """Levels 1, 2, ... from the cut arcs of level 0 (in boundary index), up to the dense top."""
-        while True:
+    def _build_upper_levels(self) -> None:
+        """Levels 1, 2, ... up to the dense top: the closure of every super-group of the tree."""
+        for step in self.tree.steps:
             lev = self.levels[-1]
-            total = int(lev.nb.sum())
-            if total == 0:
-                return  # no boundary at all: every boundary row is empty
-            group_of = np.repeat(np.arange(lev.k), lev.nb)
-            super_of, k2 = None, 1
-            if total > self.dense_limit:
-                super_of, k2 = self._super_groups(lev, group_of[bs], group_of[bd], total)
-                crossing = super_of[group_of[bs]] != super_of[group_of[bd]]
-                shrinks = distinct(np.concatenate([bs[crossing], bd[crossing]])).size < 0.9 * total
-                if k2 >= lev.k or not shrinks:  # no smaller level to be had: close this one densely
-                    super_of, k2 = None, 1
-            if super_of is None:
-                super_of = np.zeros(lev.k, dtype=np.int64)
-                crossing = np.zeros(bs.size, dtype=bool)
-            on_boundary = np.zeros(total, dtype=bool)
-            on_boundary[bs[crossing]] = True
-            on_boundary[bd[crossing]] = True
-            sup = super_of[group_of]
-            order = np.lexsort((np.arange(total), ~on_boundary, sup))
-            next_pos = np.empty(total, dtype=np.int64)
-            next_pos[order] = np.arange(total, dtype=np.int64)
-            starts2 = np.zeros(k2 + 1, dtype=np.int64)
-            np.cumsum(np.bincount(sup, minlength=k2), out=starts2[1:])
-            nb2 = np.bincount(sup[on_boundary], minlength=k2).astype(np.int64)
-            lev.super_of, lev.next_pos = super_of, next_pos
-            # Closure of every super-group: the cliques of its groups plus its inner cut arcs.
-            inner = ~crossing
-            arc_pos = next_pos[bs[inner]], next_pos[bd[inner]], w[inner]
-            arc_sup = sup[bs[inner]]
-            local = {}
-            for s in range(k2):
-                local[s] = self._close_super(lev, s, super_of, next_pos, starts2, arc_pos, arc_sup)
-            nxt = self._make_level(total, starts2, nb2, lambda s: local[s][: nb2[s]])
+            lev.super_of, lev.next_pos = step.super_of, step.next_pos
+            k2 = step.nb.size
+            local = {s: self._close_super(lev, s, step) for s in range(k2)}
+            nxt = self._make_level(int(lev.nb.sum()), step.starts, step.nb, lambda s: local[s][: step.nb[s]])
             nxt.local = local
             self.levels.append(nxt)
-            self.level_sizes.append(total)
-            if k2 == 1:
-                nxt.super_of = None
-                return
-            bs, bd, w = (self._boundary_index(nxt, next_pos[bs[crossing]]),
-                         self._boundary_index(nxt, next_pos[bd[crossing]]), w[crossing])
+            self.level_sizes.append(nxt.n)
 
-    def _super_groups(self, lev: _Level, gs, gd, total: int):
-        """Gather the groups of ``lev`` into super-groups of about ``super_size`` boundary vertices."""
-        import pymetis
-
-        k = lev.k
-        k2 = max(2, -(-total // self.super_size))
-        # The distinct pairs of groups joined by a cut arc, both ways, sorted: as one int64 key each
-        # (np.unique over the columns of a 2-row array sorts structured records: 0.6 s on the levels
-        # of the 2^20 Delaunay graph, on the H100 host).
-        keys = distinct(np.concatenate([gs * k + gd, gd * k + gs]).astype(np.int64, copy=False))
-        pairs = np.stack([keys // k, keys % k])
-        pairs = pairs[:, pairs[0] != pairs[1]]
-        counts = np.bincount(pairs[0], minlength=k)
-        xadj = np.zeros(k + 1, dtype=np.int64)
-        np.cumsum(counts, out=xadj[1:])
-        weights = np.maximum(lev.nb, 1)
-        if k2 >= k:
-            return np.arange(k, dtype=np.int64), k
-        options = pymetis.Options(seed=self.seed, ufactor=30)
-        if hasattr(pymetis, "CSRAdjacency"):
-            graph = {"adjacency": pymetis.CSRAdjacency(xadj, pairs[1])}
-        else:  # pragma: no cover - pymetis before 2025
-            graph = {"xadj": xadj, "adjncy": pairs[1]}
-        _, labels = pymetis.part_graph(int(k2), **graph, vweights=weights, options=options, recursive=False)
-        labels = np.asarray(labels, dtype=np.int64)
-        # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
-        used, labels = np.unique(labels, return_inverse=True)
-        return labels.astype(np.int64), int(used.size)
-
-    def _close_super(self, lev, s, super_of, next_pos, starts2, arc_pos, arc_sup):
-        """Floyd-Warshall closure of super-group ``s`` of the next level."""
+    def _close_super(self, lev, s, step: _Step):
+        """Floyd-Warshall closure of group ``s`` of the next level: the cliques of its groups
+        (their ``L_g`` on boundary vertices) plus the arcs between them."""
         xp = self.xp
-        c = int(starts2[s + 1] - starts2[s])
+        first = int(step.starts[s])
+        c = int(step.starts[s + 1]) - first
         matrix = xp.full((c, c), np.inf, dtype=self.dtype)
         bstart = lev.bstart
-        for g in np.flatnonzero(super_of == s):
+        for g in np.flatnonzero(step.super_of == s):
             nb = int(lev.nb[g])
             if nb == 0:
                 continue
-            local_ids = xp.asarray(next_pos[bstart[g] : bstart[g] + nb] - starts2[s])
+            local_ids = xp.asarray(step.next_pos[bstart[g] : bstart[g] + nb] - first)
             matrix[local_ids[:, None], local_ids[None, :]] = lev.boundary_block(g)[:, :nb]
-        mine = arc_sup == s
+        rows, cols, weights, group = step.inner
+        mine = group == s
         if mine.any():
-            rows = xp.asarray(arc_pos[0][mine] - starts2[s])
-            cols = xp.asarray(arc_pos[1][mine] - starts2[s])
-            matrix[rows, cols] = xp.asarray(arc_pos[2][mine], dtype=self.dtype)
+            matrix[xp.asarray(rows[mine] - first), xp.asarray(cols[mine] - first)] = \
+                xp.asarray(weights[mine], dtype=self.dtype)
         idx = xp.arange(c)
         matrix[idx, idx] = 0
         return blocked_floyd_warshall(matrix)
@@ -350,7 +425,7 @@ class BoundaryGraph:
         lev, nxt = self.levels[level], self.levels[level + 1]
         xp = self.xp
         bstart = lev.bstart
-        groups = sorted(groups, key=lambda g: (int(lev.super_of[g]), g))
+        groups = sorted(groups, key=lambda g: int(self._ordinal[level][g]))  # super-group by super-group
         current, rows_s = None, None
         most = batch_rows(lev.n, self.dtype.itemsize)
         i = 0
