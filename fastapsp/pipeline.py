@@ -855,9 +855,14 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                 keep = None  # --sources: the closures this rank's wanted interior rows need, no others
                 if selection is not None:
                     keep = selection.closures_needed() & np.isin(np.arange(partition.k), plan[comm.rank])
+                closing, share = spread[comm.rank], True
+                if comm.size > 1 and os.environ.get("FASTAPSP_CLOSE_ALL") == "1":  # experiment: no allgather
+                    closing, share = [p for p in range(partition.k) if partition.sizes[p]], False
+                    mine = np.isin(np.arange(partition.k), plan[comm.rank])
+                    keep = mine if keep is None else keep & mine
                 extra, timer, seconds["share_rows"] = _boundary_graph_inputs(
-                    run_graph, run_partition, spread[comm.rank], backend, compute_dtype, comm=comm,
-                    cleanup=base_sink.discard, keep=keep)
+                    run_graph, run_partition, closing, backend, compute_dtype, comm=comm,
+                    cleanup=base_sink.discard, keep=keep, share=share)
             stage_seconds = run_or_abort(comm, "computing the components", run_components, run_graph, run_partition,
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
@@ -938,7 +943,8 @@ def pairs_run(graph, partition, accumulator, *, backend: str):
     return renamed, part, functools.partial(accumulator.update, pairs=True)
 
 
-def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None, keep=None):
+def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, cleanup=None, keep=None,
+                           share: bool = True):
     """Close this rank's components locally and share their boundary rows with every rank.
 
     What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
@@ -948,14 +954,15 @@ def _boundary_graph_inputs(graph, partition, mine, backend, dtype, *, comm, clea
     (waiting for the slowest rank included).  The closures are
     long work of each rank alone: a failure there ends the job at once
     (``cleanup`` first), as in the components' stages.  ``keep``: which
-    closures to keep (see :func:`local_closures`).
+    closures to keep (see :func:`local_closures`).  ``share=False``: ``mine``
+    holds every component and nothing travels.
     """
     xp = np if backend != "cupy" else __import__("cupy")
     timer = StageTimer(xp)
     closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
                                   backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep)
     t = time.perf_counter()
-    if comm.size > 1:
+    if comm.size > 1 and share:
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         blocks = {}
         for part in comm.allgather(host):

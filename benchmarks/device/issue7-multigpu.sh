@@ -2,8 +2,8 @@
 # Multi-GPU runs of issue 7: roadFLA and del20-unit with one rank and with `mpirun -n $GPUS`
 # (default 2), the defaults (k by the cost model, --partitioner auto: Jet on rank 0's GPU), one
 # component's 32 sampled rows checked against SciPy after every run.  Results under
-# benchmarks/results/$TAG (default h200x$GPUS-s9) and in $OUT/results.tgz.  EXIT_CHECK=1: the runs of
-# several ranks again with FASTAPSP_FAST_EXIT=0 (the interpreter's exit), under $TAG-exit0.
+# benchmarks/results/$TAG (default h200x$GPUS-s9) and in $OUT/results.tgz.  VARIANTS="VAR=VALUE ...":
+# the runs of several ranks again with each variable set (e.g. FASTAPSP_FAST_EXIT=0), under $TAG-<var><value>.
 #   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) GPUS=2 bash benchmarks/device/issue7-multigpu.sh
 set -u
 cd "$(dirname "$0")/../.."
@@ -28,10 +28,12 @@ run 90 roadFLA auto boundary-graph
 LAUNCHER="$M" RANKS=$GPUS run 90 roadFLA auto boundary-graph
 run 120 del20-unit auto boundary-graph
 LAUNCHER="$M" RANKS=$GPUS run 120 del20-unit auto boundary-graph
-if [ "${EXIT_CHECK:-0}" = 1 ]; then  # the ranks' runs again with the interpreter's own exit (TAG-exit0)
-    TAG=$TAG-exit0 FASTAPSP_FAST_EXIT=0 LAUNCHER="$M -x FASTAPSP_FAST_EXIT" RANKS=$GPUS run 90 roadFLA auto boundary-graph
-    TAG=$TAG-exit0 FASTAPSP_FAST_EXIT=0 LAUNCHER="$M -x FASTAPSP_FAST_EXIT" RANKS=$GPUS run 120 del20-unit auto boundary-graph
-    tar czf "$OUT/results-exit0.tgz" "benchmarks/results/$TAG-exit0" 2>/dev/null
-    python3 benchmarks/device/summary.py "$TAG-exit0"
-fi
+for v in ${VARIANTS:-}; do  # the ranks' runs again with one variable set, e.g. FASTAPSP_FAST_EXIT=0, under $TAG-<v>
+    name=${v%%=*}; tag="$TAG-$(echo "${name#FASTAPSP_}${v#*=}" | tr 'A-Z_' 'a-z-')"
+    ( export "$v" TAG="$tag" LAUNCHER="$M -x $name" RANKS=$GPUS
+      run 90 roadFLA auto boundary-graph
+      run 120 del20-unit auto boundary-graph )
+    tar czf "$OUT/results-$tag.tgz" "benchmarks/results/$tag" 2>/dev/null
+    python3 benchmarks/device/summary.py "$tag"
+done
 python3 benchmarks/device/summary.py "$TAG"
