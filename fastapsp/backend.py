@@ -6,6 +6,8 @@ then takes its array module from the arrays it is given.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .errors import BackendError
@@ -42,13 +44,14 @@ def start_gpu_warmup(backend: str, ranks: int):
     one process, else ``local rank mod visible devices`` when the launcher
     says the local rank (no context is made on another process's GPU).
     """
-    if backend == "numpy":
+    if backend == "numpy" or os.environ.get("FASTAPSP_GPU_WARMUP") == "0":
         return None
-    import os
     import threading
 
     local = 0 if ranks == 1 else next((int(os.environ[v]) for v in _LOCAL_RANK_VARS
                                        if os.environ.get(v, "").isdigit()), None)
+    if local is not None and ranks > 1 and os.environ.get("FASTAPSP_GPU_PER_RANK") == "1":
+        _see_one_gpu(local)
 
     def warm():
         try:
@@ -64,6 +67,24 @@ def start_gpu_warmup(backend: str, ranks: int):
     thread = threading.Thread(target=warm, name="fastapsp-gpu-warmup", daemon=True)
     thread.start()
     return thread
+
+
+def _see_one_gpu(local: int) -> None:
+    """(Experiment, ``FASTAPSP_GPU_PER_RANK=1``.)  Before CUDA starts, narrow ``CUDA_VISIBLE_DEVICES``
+    to the one device this rank will use (``local rank mod devices``), so that CUDA starts one device
+    here instead of all of them in every rank.  The devices are counted from ``CUDA_VISIBLE_DEVICES``
+    when set, else from ``/dev/nvidia<N>``; nothing changes when none are found."""
+    import glob
+    import re
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        devices = [d for d in visible.split(",") if d.strip()]
+    else:
+        count = sum(1 for path in glob.glob("/dev/nvidia*") if re.fullmatch(r"/dev/nvidia\d+", path))
+        devices = [str(i) for i in range(count)]
+    if devices:
+        os.environ["CUDA_VISIBLE_DEVICES"] = devices[local % len(devices)]
 
 
 def resolve_backend(name: str) -> str:

@@ -100,10 +100,10 @@ COMPONENT_OVERHEAD = {"cupy": 4.0e-4, "numpy": 2.0e-4}
 # Component sizes considered by auto_k, and the vertices of the sampled region.
 _SIZES = np.geomspace(256, 16384, 25)
 _SAMPLE = 50_000
-_SIZES = (1600, 400)  # vertices per part of the two cuts of the sample (sample_boundary)
+_SAMPLE_PARTS = (1600, 400)  # vertices per part of the two cuts of the sample (sample_boundary)
 
 
-def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SIZES, seed: int = 0) -> tuple[float, float]:
+def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: int = 0) -> tuple[float, float]:
     """``(alpha, beta)`` such that a component of ``c`` vertices has about ``alpha * c**beta`` boundary vertices.
 
     Measured, not assumed: a region of about ``sample`` vertices grown by
@@ -237,8 +237,8 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
         return {"k": default_k(graph.n), "rule": "n / 1800 (small graph)", "seconds": time.perf_counter() - start}
     # On the CPU even a small graph is measured: one dense closure of minnesota's 2,642 vertices took 12.4 s in
     # NumPy where k = 32 took 0.27 s.  Parts of the sample sized to the graph when it is small.
-    sizes = _SIZES if graph.n >= 4 * _SIZES[0] else (max(2, graph.n // 4), max(2, graph.n // 16))
-    alpha, beta = sample_boundary(graph, sizes=sizes, seed=seed)
+    parts = _SAMPLE_PARTS if graph.n >= 4 * _SAMPLE_PARTS[0] else (max(2, graph.n // 4), max(2, graph.n // 16))
+    alpha, beta = sample_boundary(graph, sizes=parts, seed=seed)
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
                             dtype=dtype, memory_bytes=memory_bytes)
     return {"k": k, "rule": "cost model", "alpha": round(alpha, 4), "beta": round(beta, 4),

@@ -79,3 +79,13 @@ def test_both_boundary_methods_under_mpi(tmp_path, serial_result, method, ranks)
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(out), serial_result)
     assert f'"sssp_method": "{method}"' in report.read_text()
+
+
+def test_every_rank_closing_every_component_gives_the_same_file(tmp_path, serial_result, monkeypatch):
+    """FASTAPSP_CLOSE_ALL=1: no rows travel, each rank closes all components (and keeps its own)."""
+    monkeypatch.setenv("FASTAPSP_CLOSE_ALL", "1")
+    out, report = tmp_path / "d.npy", tmp_path / "r.json"
+    proc = run_cli("solve", MINNESOTA, "-k", 9, "--output", out, "--backend", "numpy", "--sssp-method",
+                   "boundary-graph", "--report", report, ranks=3)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(out), serial_result)
