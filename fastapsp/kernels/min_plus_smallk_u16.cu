@@ -52,23 +52,6 @@ __device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], cons
     }
 }
 
-__device__ __forceinline__ void store_row8(float* row, const float (&v)[8], bool vec, int left, bool accumulate)
-{
-    if (vec) {
-#ifdef MP_STREAM_STORE
-        __stcs(reinterpret_cast<float4*>(row), make_float4(v[0], v[1], v[2], v[3]));
-        __stcs(reinterpret_cast<float4*>(row) + 1, make_float4(v[4], v[5], v[6], v[7]));
-#else
-        reinterpret_cast<float4*>(row)[0] = make_float4(v[0], v[1], v[2], v[3]);
-        reinterpret_cast<float4*>(row)[1] = make_float4(v[4], v[5], v[6], v[7]);
-#endif
-        return;
-    }
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-        if (j < left) row[j] = accumulate ? fminf(row[j], v[j]) : v[j];
-}
-
 #ifndef SKU_MIN_BLOCKS  // resident blocks per SM asked of the register allocator
 #define SKU_MIN_BLOCKS 4
 #endif
@@ -121,13 +104,8 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
             const long long last = min(first + SKU_CT * SKU_COLS, (long long)N);
 #if SKU_MAXK > 32
             if (K > SK_MAXK) {  // 64 x 64 tiles (smallk_columns holds K <= 32)
-                for (long long f0 = c0; f0 < last; f0 += MP_TILE) {
-                    const int cols = (int)min((long long)MP_TILE, last - f0);
-                    float facc[4][4];
-                    tile_load(facc, C + r0 * ldc + f0, ldc, rows, cols, accumulate != 0);
-                    minplus_tile(facc, A + r0 * lda, lda, B + f0, ldb, rows, cols, K, sm.t);
-                    tile_store(facc, C + r0 * ldc + f0, ldc, rows, cols);  // minplus_tile starts with a barrier
-                }
+                float_tiles(A + r0 * lda, lda, B + c0, ldb, C + r0 * ldc + c0, ldc, rows, last - c0, K, accumulate,
+                            sm.t);
                 return;
             }
 #endif
@@ -142,20 +120,6 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
         by_k4(K4, [&](auto steps) { smallk_sweep_u16<decltype(steps)::value>(acc, sm.u, buf, tx, ty); });
-        const int cols = (int)min((long long)SKU_COLS, N - c0);
-        float* tile_c = C + r0 * ldc + c0;
-        const bool vec = !accumulate && aligned16(tile_c, ldc) && 8 * tx + 8 <= cols;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int r = 4 * ty + i;
-            if (r >= rows) break;
-            float v[8];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
-                v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
-            }
-            store_row8(tile_c + (long long)r * ldc + 8 * tx, v, vec, cols - 8 * tx, accumulate != 0);
-        }
+        store_tile_u16(acc, C + r0 * ldc + c0, ldc, rows, (int)min((long long)SKU_COLS, N - c0), accumulate);
     }
 }

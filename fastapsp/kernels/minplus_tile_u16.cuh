@@ -67,6 +67,56 @@ __device__ __forceinline__ void u16_step(unsigned int (&acc)[4][4], const unsign
         for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(av[i], bv[j], acc[i][j]);
 }
 
+// Ct[0:rows, 0:cols] <- [min(Ct,)] At (x) Bt in float32, 64 columns at a time (minplus_tile): what a
+// 16-bit product computes instead where an operand does not fit.  Every thread of the block calls it.
+__device__ __forceinline__ void float_tiles(const float* At, long long lda, const float* Bt, long long ldb, float* Ct,
+                                            long long ldc, int rows, long long cols, int K, int accumulate,
+                                            MinPlusSmem& sm)
+{
+    for (long long c0 = 0; c0 < cols; c0 += MP_TILE) {
+        const int tc = (int)min((long long)MP_TILE, cols - c0);
+        float facc[4][4];
+        tile_load(facc, Ct + c0, ldc, rows, tc, accumulate != 0);
+        minplus_tile(facc, At, lda, Bt + c0, ldb, rows, tc, K, sm);  // starts with a barrier
+        tile_store(facc, Ct + c0, ldc, rows, tc);
+    }
+}
+
+// Ct[0:rows, 0:cols] <- [min(Ct,)] the packed results: thread (ty, tx) holds rows 4 ty .. 4 ty + 3,
+// columns 8 tx .. 8 tx + 7 as 4 x 4 pairs.  Without accumulate, full aligned rows go out as two
+// float4 stores (evict-first with MP_STREAM_STORE).
+__device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], float* Ct, long long ldc, int rows,
+                                               int cols, int accumulate)
+{
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const bool vec = !accumulate && aligned16(Ct, ldc) && 8 * tx + 8 <= cols;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int r = 4 * ty + i;
+        if (r >= rows) break;
+        float* row = Ct + (long long)r * ldc + 8 * tx;
+        float v[8];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
+            v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
+        }
+        if (vec) {
+#ifdef MP_STREAM_STORE
+            __stcs(reinterpret_cast<float4*>(row), make_float4(v[0], v[1], v[2], v[3]));
+            __stcs(reinterpret_cast<float4*>(row) + 1, make_float4(v[4], v[5], v[6], v[7]));
+#else
+            reinterpret_cast<float4*>(row)[0] = make_float4(v[0], v[1], v[2], v[3]);
+            reinterpret_cast<float4*>(row)[1] = make_float4(v[4], v[5], v[6], v[7]);
+#endif
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                if (8 * tx + j < cols) row[j] = accumulate ? fminf(row[j], v[j]) : v[j];
+        }
+    }
+}
+
 // Ct[0:rows, 0:cols] <- [min(Ct,)] At (x) Bt for one 64 x 128 tile: At points at
 // row 0 of the tile's rows (rows x K, leading dimension lda), Bt at column 0 of
 // its columns (K x cols, ldb).  Every thread of the block must call this.
@@ -124,36 +174,8 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
 
     if (fallback) {  // the whole tile in float32, as two 64-column tiles
         if (fallbacks != nullptr && threadIdx.x == 0) atomicAdd(fallbacks, 1u);
-        for (int h = 0; h < U16_COLS / MP_TILE; ++h) {
-            const int hc = min(MP_TILE, cols - h * MP_TILE);
-            if (hc <= 0) break;
-            float facc[4][4];
-            tile_load(facc, Ct + h * MP_TILE, ldc, rows, hc, accumulate != 0);
-            minplus_tile(facc, At, lda, Bt + h * MP_TILE, ldb, rows, hc, K, sm.f);
-            tile_store(facc, Ct + h * MP_TILE, ldc, rows, hc);
-        }
+        float_tiles(At, lda, Bt, ldb, Ct, ldc, rows, cols, K, accumulate, sm.f);
         return;
     }
-
-    const bool vec = !accumulate && aligned16(Ct, ldc) && 8 * tx + 8 <= cols;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int r = 4 * ty + i;
-        if (r >= rows) break;
-        float* row = Ct + (long long)r * ldc + 8 * tx;
-        float v[8];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
-            v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
-        }
-        if (vec) {
-            reinterpret_cast<float4*>(row)[0] = make_float4(v[0], v[1], v[2], v[3]);
-            reinterpret_cast<float4*>(row)[1] = make_float4(v[4], v[5], v[6], v[7]);
-        } else {
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-                if (8 * tx + j < cols) row[j] = accumulate ? fminf(row[j], v[j]) : v[j];
-        }
-    }
+    store_tile_u16(acc, Ct, ldc, rows, cols, accumulate);
 }

@@ -114,7 +114,6 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
             and _cut_tail(k):
         options += ("-DMP_CUT_TAIL=1",)
     if smallk_u16:
-        packed = True  # counted as the packed path (fallbacks)
         if k > 32:  # shared memory and registers for K up to 48 (slower at K <= 32: results/s10-kernels3)
             options += ("-DSKU_MAXK=48",)
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
@@ -126,12 +125,13 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     else:
         kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=options), _TILE
     cols_per_launch = _MAX_GRID_Y * width
+    sixteen = packed or smallk_u16  # the 16-bit kernels take a fallback counter
     counter = None  # FASTAPSP_U16_DEBUG=1: count the tiles that fell back to float32 (one sync a call)
-    if packed and os.environ.get("FASTAPSP_U16_DEBUG") == "1":
+    if sixteen and os.environ.get("FASTAPSP_U16_DEBUG") == "1":
         import cupy as cp
 
         counter = cp.zeros(1, dtype=cp.uint32)
-    extra = (counter if counter is not None else np.uint64(0),) if packed else ()
+    extra = (counter if counter is not None else np.uint64(0),) if sixteen else ()
     for c0 in range(0, n, cols_per_launch):
         c1 = min(n, c0 + cols_per_launch)
         grid = (-(-m // _TILE), -(-(c1 - c0) // width))
