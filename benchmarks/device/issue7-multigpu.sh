@@ -2,7 +2,7 @@
 # Multi-GPU runs of issue 7: roadFLA and del20-unit with one rank and with `mpirun -n $GPUS`
 # (default 2), the defaults (k by the cost model, --partitioner auto: Jet on rank 0's GPU), one
 # component's 32 sampled rows checked against SciPy after every run.  Results under
-# benchmarks/results/$TAG (default h200x$GPUS-s9) and in $OUT/results.tgz.  VARIANTS="VAR=VALUE ...":
+# benchmarks/results/$TAG (default h200x$GPUS-s9) and in $OUT/results-$TAG.tgz.  VARIANTS="VAR=VALUE ...":
 # the runs of several ranks again with each variable set (e.g. FASTAPSP_FAST_EXIT=0), under $TAG-<var><value>.
 #   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) GPUS=2 bash benchmarks/device/issue7-multigpu.sh
 set -u
@@ -14,7 +14,7 @@ OUT=${OUT:-/tmp/issue7-out}
 DATA=benchmarks/data
 mkdir -p "$OUT" "$DATA"
 nvidia-smi -L
-save() { tar czf "$OUT/results.tgz" "benchmarks/results/$TAG" 2>/dev/null; }
+save() { tar czf "$OUT/results-$TAG.tgz" "benchmarks/results/$TAG" 2>/dev/null; }  # one archive per TAG
 run() { timeout "$1" bash benchmarks/scale_device.sh run "${@:2}" 2>&1 | grep -v -i warn | grep -v "^mean"; save; }
 source benchmarks/device/_graphs.sh  # roadFLA's file, and del20-unit's (made in the background when absent)
 M="mpirun -n $GPUS --bind-to none -x PYTHONPATH -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"
@@ -33,7 +33,6 @@ for v in ${VARIANTS:-}; do  # the ranks' runs again with one variable set, e.g. 
     ( export "$v" TAG="$tag" LAUNCHER="$M -x $name" RANKS=$GPUS
       run 90 roadFLA auto boundary-graph
       run 120 del20-unit auto boundary-graph )
-    tar czf "$OUT/results-$tag.tgz" "benchmarks/results/$tag" 2>/dev/null
     python3 benchmarks/device/summary.py "$tag"
 done
 python3 benchmarks/device/summary.py "$TAG"
