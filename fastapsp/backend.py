@@ -43,6 +43,9 @@ def start_gpu_warmup(backend: str, ranks: int):
     context is made on the device that this process will use: device 0 for
     one process, else ``local rank mod visible devices`` when the launcher
     says the local rank (no context is made on another process's GPU).
+    ``FASTAPSP_GPU_WARMUP=0`` turns it off (the thread competes with the
+    reading for the interpreter: on 2 x H200 the read took 0.2-0.4 s less
+    without it, and the GPU partitioner then waited for CUDA instead).
     """
     if backend == "numpy" or os.environ.get("FASTAPSP_GPU_WARMUP") == "0":
         return None
@@ -50,8 +53,6 @@ def start_gpu_warmup(backend: str, ranks: int):
 
     local = 0 if ranks == 1 else next((int(os.environ[v]) for v in _LOCAL_RANK_VARS
                                        if os.environ.get(v, "").isdigit()), None)
-    if local is not None and ranks > 1 and os.environ.get("FASTAPSP_GPU_PER_RANK") == "1":
-        _see_one_gpu(local)
 
     def warm():
         try:
@@ -67,24 +68,6 @@ def start_gpu_warmup(backend: str, ranks: int):
     thread = threading.Thread(target=warm, name="fastapsp-gpu-warmup", daemon=True)
     thread.start()
     return thread
-
-
-def _see_one_gpu(local: int) -> None:
-    """(Experiment, ``FASTAPSP_GPU_PER_RANK=1``.)  Before CUDA starts, narrow ``CUDA_VISIBLE_DEVICES``
-    to the one device this rank will use (``local rank mod devices``), so that CUDA starts one device
-    here instead of all of them in every rank.  The devices are counted from ``CUDA_VISIBLE_DEVICES``
-    when set, else from ``/dev/nvidia<N>``; nothing changes when none are found."""
-    import glob
-    import re
-
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        devices = [d for d in visible.split(",") if d.strip()]
-    else:
-        count = sum(1 for path in glob.glob("/dev/nvidia*") if re.fullmatch(r"/dev/nvidia\d+", path))
-        devices = [str(i) for i in range(count)]
-    if devices:
-        os.environ["CUDA_VISIBLE_DEVICES"] = devices[local % len(devices)]
 
 
 def resolve_backend(name: str) -> str:

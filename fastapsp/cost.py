@@ -16,7 +16,8 @@ import numpy as np
 
 from .graph import distinct
 
-__all__ = ["RATES", "predict", "choose_method", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS"]
+__all__ = ["RATES", "predict", "choose_method", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS",
+           "SHARE_RATE", "close_everywhere"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
 
@@ -83,6 +84,30 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     for stages in (frontier, boundary_graph):
         stages["total"] = sum(stages.values())
     return {"frontier": frontier, "boundary-graph": boundary_graph}
+
+
+# Bytes per second of sharing the rows L_q[B_q, :] among the ranks of one host: copied to the host, one
+# Allgatherv, copied back (benchmarks/results/h200x2-s11: 420 MB of del20-unit in 0.56-0.59 s, 2 x H200).
+SHARE_RATE = 0.7e9
+
+
+def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.float32) -> bool:
+    """Whether every rank should close every component itself (nothing travels) rather than close
+    its share and receive the rows ``L_q[B_q, :]`` of the others.
+
+    Closing all costs each rank the closures of the other ranks' components,
+    ``(1 - 1/ranks)`` of the predicted ``local_fw``; sharing costs the rows'
+    bytes at ``SHARE_RATE``.  On 2 x H200 closing all saved 0.4-0.5 s on
+    del20-unit and about 0.1 s on roadFLA; on the CPU closures are slow and
+    sharing wins.
+    """
+    if ranks < 2:
+        return False
+    c = np.asarray(sizes, dtype=np.float64)
+    b = np.asarray(boundary, dtype=np.float64)
+    closures = float((c**3).sum()) / _rates(backend, dtype)["dense"]
+    shared = float((b * c).sum()) * np.dtype(dtype).itemsize / SHARE_RATE
+    return closures * (1 - 1 / ranks) < shared
 
 
 def choose_method(prediction: dict) -> str:

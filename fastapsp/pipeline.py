@@ -17,7 +17,7 @@ import numpy as np
 
 from .backend import device_csr, gpu_name, resolve_backend, start_gpu_warmup
 from .comm import max_over_ranks, process_age, run_or_abort, run_phase, select_device
-from .cost import SSSP_METHODS, auto_k, default_k, predict
+from .cost import SSSP_METHODS, auto_k, close_everywhere, default_k, predict
 from .cost import choose_method as choose_sssp_method
 from .errors import ConfigError, PartitionError, PrecisionWarning, StageError
 from .io import read_graph
@@ -845,6 +845,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     progress = make_progress(work if method != "sssp" else [sources.size], graph.n, rank=comm.rank, quiet=opts.quiet)
     on_block = chain(feed, sampler, progress)
     verified = {}
+    closures = None  # boundary-graph method: who closes which components (close_everywhere)
     try:
         # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
         if method == "sssp":
@@ -858,13 +859,14 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                 keep = None  # --sources: the closures this rank's wanted interior rows need, no others
                 if selection is not None:
                     keep = selection.closures_needed() & np.isin(np.arange(partition.k), plan[comm.rank])
-                share = comm.size == 1 or os.environ.get("FASTAPSP_CLOSE_ALL") != "1"  # experiment: no allgather
-                if not share:  # every rank closes every component, and keeps the closures of its own
+                everywhere = _close_everywhere(run_partition, comm.size, backend, compute_dtype)
+                closures = "every rank closes every component" if everywhere else "each rank closes its share"
+                if everywhere:  # and keeps the closures of its own components only
                     mine = np.isin(np.arange(partition.k), plan[comm.rank])
                     keep = mine if keep is None else keep & mine
                 extra, timer, seconds["share_rows"] = _boundary_graph_inputs(
                     run_graph, run_partition, spread, backend, compute_dtype, comm=comm,
-                    cleanup=base_sink.discard, keep=keep, share=share)
+                    cleanup=base_sink.discard, keep=keep, share=not everywhere)
             stage_seconds = run_or_abort(comm, "computing the components", run_components, run_graph, run_partition,
                                          plan[comm.rank], backend=backend, sink=sink, dtype=compute_dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
@@ -906,6 +908,8 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         report["rank_seconds"] = [{key: round(value, 6) for key, value in part.items()} for part in each]
     report["sssp_method"] = sssp_method
     report["sssp_method_asked"] = opts.sssp_method
+    if closures is not None:
+        report["local_closures"] = closures
     report["k_choice"] = k_choice
     if prediction is not None:
         report["predicted_seconds"] = {name: {key: round(value, 6) for key, value in stages.items()}
@@ -943,6 +947,15 @@ def pairs_run(graph, partition, accumulator, *, backend: str):
                           imbalance=partition.imbalance, seconds=partition.seconds, details=partition.details)
     accumulator.vertex_order = order
     return renamed, part, functools.partial(accumulator.update, pairs=True)
+
+
+def _close_everywhere(partition, ranks: int, backend: str, dtype) -> bool:
+    """Whether every rank closes every component (no rows travel): the cost model
+    (:func:`fastapsp.cost.close_everywhere`), or ``FASTAPSP_CLOSE_ALL`` set to 1 or 0."""
+    forced = os.environ.get("FASTAPSP_CLOSE_ALL", "")
+    if forced in ("0", "1"):
+        return forced == "1" and ranks > 1
+    return close_everywhere(partition.sizes, partition.boundary_per_part, ranks, backend=backend, dtype=dtype)
 
 
 def _boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cleanup=None, keep=None,

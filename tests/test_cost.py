@@ -101,3 +101,14 @@ def test_report_gives_the_chosen_k_and_a_given_k_wins(tmp_path):
 def test_the_choice_is_deterministic(seed):
     graph = _grid(90)
     assert auto_k(graph, backend="cupy", seed=seed)["k"] == auto_k(graph, backend="cupy", seed=seed)["k"]
+
+
+def test_close_everywhere_weighs_closures_against_the_rows_shared():
+    from fastapsp.cost import close_everywhere
+
+    many_small = dict(sizes=np.full(1000, 1000), boundary=np.full(1000, 100))  # 0.4 GB of rows, 1e12 closure
+    few_large = dict(sizes=np.full(10, 16000), boundary=np.full(10, 100))  # 64 MB of rows, 4e13 closure
+    assert close_everywhere(**many_small, ranks=4, backend="cupy")
+    assert not close_everywhere(**few_large, ranks=4, backend="cupy")
+    assert not close_everywhere(**many_small, ranks=4, backend="numpy")  # closures are slow on the CPU
+    assert not close_everywhere(**many_small, ranks=1, backend="cupy")  # nothing to share with
