@@ -196,6 +196,7 @@ def main(argv=None):
                     "predicted_seconds": report.get("predicted_seconds"), "dtype": report.get("dtype"),
                     "k_choice": report.get("k_choice"), "sources_method": report.get("sources_method"),
                     "startup_seconds": report.get("startup_seconds"), "rank_seconds": report.get("rank_seconds"),
+                    "local_closures": report.get("local_closures"),
                     "fast_exit": os.environ.get("FASTAPSP_FAST_EXIT", "1") != "0",
                 }
                 write_result(result, folder=f"benchmarks/results/{args.tag}",
