@@ -785,6 +785,8 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     out_rows = graph.n if sources is None else int(sources.size)
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
     if opts.dry_run:  # sizes and estimates only (fastapsp/sizing.py)
+        if sssp_method == "boundary-graph":  # the schedule of the run
+            _, plan, spread = _tree_schedule(graph, partition, costs, selection, backend, opts.seed, comm=comm)
         report = _report(graph, partition, opts, backend, device, {"total": time.perf_counter() - start}, comm.size)
         report["output_bytes"] = output_bytes(out_rows, graph.n, out_dtype)
         if opts.predecessors:
@@ -827,16 +829,9 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     run_graph, run_partition, feed = (graph, partition, feed) if paired is None else paired
     tree = None
     if sssp_method == "boundary-graph":
-        # The levels' shape first (the same on every rank): each rank then takes runs of components of the same
-        # super-groups, and makes the upper rows of those super-groups alone (LevelTree, schedule_in_order).
         t = time.perf_counter()
-        tree = run_phase(comm, "shaping the boundary graph", LevelTree, run_graph, run_partition,
-                         dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend], seed=opts.seed)
+        tree, plan, spread = _tree_schedule(run_graph, run_partition, costs, selection, backend, opts.seed, comm=comm)
         tree_seconds = time.perf_counter() - t
-        order = tree.order()
-        plan = schedule_in_order(costs, order, comm.size)
-        spread = plan if selection is None else \
-            schedule_in_order(component_costs(partition, graph.n, graph.m), order, comm.size)
     work = None  # rows of each of rank 0's components (with pairs: rows times the share of columns it covers)
     if method != "sssp":
         first = np.concatenate([[0], np.cumsum(run_partition.sizes)])  # a component's first vertex (pairs)
@@ -949,6 +944,25 @@ def pairs_run(graph, partition, accumulator, *, backend: str):
     return renamed, part, functools.partial(accumulator.update, pairs=True)
 
 
+def _tree_schedule(graph, partition, costs, selection, backend: str, seed: int, *, comm):
+    """``(tree, plan, spread)`` of the boundary-graph method.
+
+    The levels' shape first (:class:`~fastapsp.stages.boundary_graph.LevelTree`,
+    the same on every rank): each rank then takes runs of components of the
+    same super-groups (:func:`~fastapsp.schedule.schedule_in_order`), and makes
+    the upper rows of those super-groups alone.  ``plan``: the components whose
+    rows each rank makes (``costs``); ``spread``: those each rank closes (all
+    components, also with ``--sources``).
+    """
+    tree = run_phase(comm, "shaping the boundary graph", LevelTree, graph, partition,
+                     dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend], seed=seed)
+    order = tree.order()
+    plan = schedule_in_order(costs, order, comm.size)
+    spread = plan if selection is None else \
+        schedule_in_order(component_costs(partition, graph.n, graph.m), order, comm.size)
+    return tree, plan, spread
+
+
 def _close_everywhere(partition, ranks: int, backend: str, dtype) -> bool:
     """Whether every rank closes every component (no rows travel): the cost model
     (:func:`fastapsp.cost.close_everywhere`), or ``FASTAPSP_CLOSE_ALL`` set to 1 or 0."""
@@ -1029,18 +1043,23 @@ def _dry_run_ranks(graph, partition, plan, spread, selection, sources, dtype, ba
     """``--dry-run``: per rank memory and time (see :mod:`fastapsp.sizing`).
 
     ``plan`` is None when the rows come from SSSP from the sources; ``spread``
-    (the components each rank closes, boundary-graph method) and
-    ``selection`` (:class:`fastapsp.sources.SourceRows`) as in the run.
+    (the components each rank closes, boundary-graph method, unless every rank
+    closes all: :func:`_close_everywhere`) and ``selection``
+    (:class:`fastapsp.sources.SourceRows`) as in the run.
     """
     xp = np if backend != "cupy" else __import__("cupy")
     common = dict(dtype=dtype, backend=backend, output=str(opts.output), block_bytes=block_bytes,
                   available=_available_bytes(xp), predecessors=bool(opts.predecessors))
     if plan is None:  # --sources by SSSP, one batch of rows at a time
         return sssp_memory(graph, [sources[r::ranks].size for r in range(ranks)], **common)
+    keep = None if selection is None else selection.closures_needed()
+    if method == "boundary-graph" and _close_everywhere(partition, ranks, backend, dtype):
+        # every rank closes every component and keeps the closures of its own (solve_job)
+        spread = [[p for p in range(partition.k) if partition.sizes[p]]] * ranks
+        keep = np.ones(partition.k, dtype=bool) if keep is None else keep
     return dry_run(graph, partition, plan, rows=graph.n if sources is None else sources.size, method=method,
-                   stats=bool(opts.stats), closing=spread,
+                   stats=bool(opts.stats), closing=spread, keep=keep,
                    wanted=None if selection is None else selection.per_component,
-                   keep=None if selection is None else selection.closures_needed(),
                    interior=None if selection is None else selection.interior_per_component, **common)
 
 
