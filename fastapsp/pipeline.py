@@ -708,6 +708,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
     opts.check()
     start_gpu_warmup(opts.backend, comm.size)  # CUDA starts while the graph is read (fastapsp/backend.py)
     seconds = {}
+
     def read():  # timed on this rank alone (run_phase then waits for the others: that is not reading)
         t = time.perf_counter()
         graph = read_graph(opts.graph, format=opts.format, undirected=opts.undirected)
