@@ -949,14 +949,20 @@ def _tree_schedule(graph, partition, costs, selection, backend: str, seed: int, 
     """``(tree, plan, spread)`` of the boundary-graph method.
 
     The levels' shape first (:class:`~fastapsp.stages.boundary_graph.LevelTree`,
-    the same on every rank): each rank then takes runs of components of the
-    same super-groups (:func:`~fastapsp.schedule.schedule_in_order`), and makes
-    the upper rows of those super-groups alone.  ``plan``: the components whose
-    rows each rank makes (``costs``); ``spread``: those each rank closes (all
+    made by rank 0 and broadcast, so that every rank schedules from the same
+    tree): each rank then takes runs of components of the same super-groups
+    (:func:`~fastapsp.schedule.schedule_in_order`), and makes the upper rows
+    of those super-groups alone.  ``plan``: the components whose rows each
+    rank makes (``costs``); ``spread``: those each rank closes (all
     components, also with ``--sources``).
     """
-    tree = run_phase(comm, "shaping the boundary graph", LevelTree, graph, partition,
-                     dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend], seed=seed)
+    def on_rank0():
+        return LevelTree(graph, partition, dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend],
+                         seed=seed)
+
+    tree = run_phase(comm, "shaping the boundary graph", on_rank0 if comm.rank == 0 else (lambda: None))
+    if comm.size > 1:
+        tree = comm.bcast(tree)
     order = tree.order()
     plan = schedule_in_order(costs, order, comm.size)
     spread = plan if selection is None else \

@@ -158,9 +158,9 @@ class LevelTree:
     super-group, level by level up to the dense top, and where every boundary
     vertex sits at the level above.
 
-    It depends on the graph and the partition only (no distances), so every
-    rank builds the same tree without communicating (METIS is seeded), before
-    anything is closed: the schedule then gives each rank whole runs of
+    It depends on the graph and the partition only (no distances), so it is
+    made before anything is closed (under MPI by rank 0, and broadcast): the
+    schedule then gives each rank whole runs of
     components of the same super-groups (:meth:`order`), and each rank makes
     the upper rows of its own super-groups only.
 
