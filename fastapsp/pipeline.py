@@ -281,7 +281,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         # --sources: a component's closure serves only its wanted interior rows
         keep = None if rows is None else rows.closures_needed()
         if closed is None:  # one process with everything: close every component here
-            everything = [p for p in range(partition.k) if partition.sizes[p] > 0]
+            everything = _nonempty(partition)
             closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer,
                                             keep=keep)
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
@@ -763,7 +763,6 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
         if sources is not None:
             selection = SourceRows(partition, sources)
             costs = np.where(selection.needed(), costs, 0.0)
-        plan = schedule_components(costs, comm.size)
         prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
                              unit_weights=graph.unit_weights, backend=backend, dtype=compute_dtype,
                              dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
@@ -777,9 +776,8 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
                 log("note: --predecessors takes the boundary rows from the frontier SSSP (the boundary-graph "
                     "method carries no predecessors)")
             sssp_method = "frontier"
-        # Every component's boundary rows feed the boundary graph, also with --sources: close them all, spread.
-        spread = plan if selection is None else \
-            schedule_components(component_costs(partition, graph.n, graph.m), comm.size)
+        if sssp_method != "boundary-graph":  # that method's schedule follows its level tree (_tree_schedule)
+            plan = schedule_components(costs, comm.size)
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
         compute_dtype = "float32"
@@ -945,6 +943,11 @@ def pairs_run(graph, partition, accumulator, *, backend: str):
     return renamed, part, functools.partial(accumulator.update, pairs=True)
 
 
+def _nonempty(partition) -> list[int]:
+    """The components that have vertices."""
+    return np.flatnonzero(partition.sizes > 0).tolist()
+
+
 def _tree_schedule(graph, partition, costs, selection, backend: str, seed: int, *, comm):
     """``(tree, plan, spread)`` of the boundary-graph method.
 
@@ -996,7 +999,7 @@ def _boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cl
     """
     xp = np if backend != "cupy" else __import__("cupy")
     timer = StageTimer(xp)
-    mine = spread[comm.rank] if share else [p for p in range(partition.k) if partition.sizes[p]]
+    mine = spread[comm.rank] if share else _nonempty(partition)
     closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
                                   backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep)
     t = time.perf_counter()
@@ -1062,7 +1065,7 @@ def _dry_run_ranks(graph, partition, plan, spread, selection, sources, dtype, ba
     keep = None if selection is None else selection.closures_needed()
     if method == "boundary-graph" and _close_everywhere(partition, ranks, backend, dtype):
         # every rank closes every component and keeps the closures of its own (solve_job)
-        spread = [[p for p in range(partition.k) if partition.sizes[p]]] * ranks
+        spread = [_nonempty(partition)] * ranks
         keep = np.ones(partition.k, dtype=bool) if keep is None else keep
     return dry_run(graph, partition, plan, rows=graph.n if sources is None else sources.size, method=method,
                    stats=bool(opts.stats), closing=spread, keep=keep,

@@ -324,7 +324,6 @@ class BoundaryGraph:
             raise ValueError(f"tree: made for {tree.n} vertices and {tree.k} components, "
                              f"not {graph.n} and {partition.k}")
         self.tree = tree
-        self.dense_limit, self.super_size, self.seed = tree.dense_limit, tree.super_size, tree.seed
         self.n = graph.n
         self.integer = graph.integer_weights  # whole-number distances: packed 16-bit products on the GPU
         self._kept_rows: dict = {}  # level -> (group, its full rows), see _full_rows
@@ -335,8 +334,12 @@ class BoundaryGraph:
             if partition.sizes[p] and p not in boundary_rows:
                 raise ValueError(f"boundary_rows: the rows of component {p} are missing")
         self.levels = [self._make_level(graph.n, tree.starts[0], tree.nb[0], lambda g: boundary_rows.get(g))]
-        self.level_sizes = [graph.n]
         self._build_upper_levels()
+
+    @property
+    def level_sizes(self) -> list[int]:
+        """Vertices of every level (level 0: the graph's)."""
+        return self.tree.level_sizes
 
     # ---------------------------------------------------------------- levels
     def _make_level(self, n, starts, nb, rows_of) -> _Level:
@@ -363,7 +366,6 @@ class BoundaryGraph:
             nxt = self._make_level(int(lev.nb.sum()), step.starts, step.nb, lambda s: local[s][: step.nb[s]])
             nxt.local = local
             self.levels.append(nxt)
-            self.level_sizes.append(nxt.n)
 
     def _close_super(self, lev, s, step: _Step):
         """Floyd-Warshall closure of group ``s`` of the next level: the cliques of its groups
