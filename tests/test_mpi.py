@@ -93,3 +93,17 @@ def test_every_rank_closing_every_component_gives_the_same_file(tmp_path, serial
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(out), serial_result)
     assert '"local_closures": "every rank closes every component"' in report.read_text()
+
+
+def test_bad_line_in_the_last_ranks_share_fails_once(tmp_path):
+    """The ranks parse a share of the lines each (fastapsp/io/share.py): a bad weight that only the last
+    rank's share holds ends every rank, with the one-process message printed once."""
+    rng = np.random.default_rng(0)
+    lines = [f"{rng.integers(1, 501)} {rng.integers(1, 501)} {rng.integers(1, 9)}" for _ in range(3000)]
+    lines[2900] = "5 6 -2"
+    path = tmp_path / "late.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate real general\n500 500 3000\n" + "\n".join(lines) + "\n")
+    proc = run_cli("solve", path, "-k", 2, "--backend", "numpy", ranks=3, timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "fastapsp: error" in line]
+    assert len(errors) == 1 and "line 2903" in errors[0] and "negative" in errors[0], proc.stderr

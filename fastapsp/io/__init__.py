@@ -56,7 +56,11 @@ from .cedge import _read_cedge
 from .dimacs import _read_dimacs
 from .metis import _read_metis
 from .mtx import _read_fastapsp, _read_mtx
+from .share import share_for
 from .snap import _read_snap
+
+# Formats whose arc lines the ranks of a communicator parse a share each (fastapsp/io/share.py).
+_SHARED = ("mtx", "fastapsp", "dimacs")
 
 __all__ = ["FORMATS", "read_graph", "detect_format", "MAX_VERTICES", "MAX_UNUSED_VERTICES"]
 
@@ -120,7 +124,7 @@ def detect_format(path) -> str:
     return fmt
 
 
-def read_graph(path, *, format: str | None = None, undirected: bool = False) -> Graph:
+def read_graph(path, *, format: str | None = None, undirected: bool = False, comm=None) -> Graph:
     """Read a graph file.
 
     Parameters
@@ -133,6 +137,13 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False) -> 
         :func:`detect_format`.
     undirected : bool, optional
         Store every arc of a directed input in both directions too.
+    comm : communicator, optional
+        The ranks that all read this same file (collective: every rank of
+        ``comm`` calls this).  For the formats of one arc per line (``mtx``,
+        ``fastapsp``, ``dimacs``) each rank parses and checks a share of the
+        lines and every rank gets all of them (:mod:`fastapsp.io.share`); a
+        bad file fails with the same message on every rank.  The other formats
+        are read whole by every rank.
 
     Returns
     -------
@@ -161,16 +172,24 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False) -> 
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"format {format!r} is not known; allowed: {', '.join(FORMATS)}")
-    path = Path(path)
-    where = os.fspath(path)
-    if format is None:
-        format = _format_from_extension(path, where)
-        data = _read_text(path, where)
-        if format == "mtx" and _extension(path) == ".mtx":
-            format = _mtx_or_fastapsp(data[:4096])
-    else:
-        data = _read_text(path, where)
-    source = _Source(where, data, path.name, bool(undirected))
+    share = share_for(comm)
+    try:
+        path = Path(path)
+        where = os.fspath(path)
+        if format is None:
+            format = _format_from_extension(path, where)
+            data = _read_text(path, where)
+            if format == "mtx" and _extension(path) == ".mtx":
+                format = _mtx_or_fastapsp(data[:4096])
+        else:
+            data = _read_text(path, where)
+        source = _Source(where, data, path.name, bool(undirected))
+        if format in _SHARED:
+            return _READERS[format](source, share)
+        share.agree(None)  # every rank read the file: each now parses all of it, alone
+        share.done()
+    except Exception as exc:  # noqa: BLE001 - taken to the other ranks, who raise it too (share.py)
+        share.fail(exc)
     return _READERS[format](source)
 
 

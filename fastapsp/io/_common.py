@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
+from .share import Whole
 
 FORMATS = ("mtx", "fastapsp", "metis", "snap", "cedge", "dimacs")
 
@@ -167,9 +168,9 @@ def _token_match(body: bytes, token: int):
     return _TOKEN.match(body, int(_token_starts(body)[token]))
 
 
-def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes) -> _Tokens:
-    """Parse every number from ``offset`` to the end of the file."""
-    body = source.data[offset:]
+def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes, end: int | None = None) -> _Tokens:
+    """Parse every number from ``offset`` to ``end`` (a line start; None: the end of the file)."""
+    body = source.data[offset:end]
     # Decided before comments are blanked: a comment on a last line without a newline must still count.
     unterminated = bool(body) and not body.endswith(b"\n")
     comment_lines = np.zeros(0, dtype=np.int64)
@@ -227,20 +228,32 @@ def _parse_numbers(source: _Source, body: bytes, first_line: int, ntokens: int) 
     return np.array([float(m.group()) for m in _TOKEN.finditer(body)], dtype=np.float64)
 
 
-def _table(tokens: _Tokens, allowed: tuple[int, ...], form: str) -> np.ndarray:
-    """The values as rows of one line each; every non-blank line must hold k in ``allowed``."""
+def _first_used(tokens: _Tokens) -> tuple[int, int] | None:
+    """``(file line, values)`` of the first line of the tokens that holds values, or None."""
     used = np.flatnonzero(tokens.counts)
-    if used.size == 0:
+    return None if used.size == 0 else (tokens.first_line + int(used[0]), int(tokens.counts[used[0]]))
+
+
+def _table(tokens: _Tokens, allowed: tuple[int, ...], form: str, first: tuple[int, int] | None = None) -> np.ndarray:
+    """The values as rows of one line each; every non-blank line must hold k in ``allowed``.
+
+    ``k`` is the count of the file's first line with values: ``first`` (its
+    ``(line, count)``, :func:`_first_used`) when the tokens are one slice of the
+    file (:mod:`fastapsp.io.share`), else the tokens' own first line.
+    """
+    first = _first_used(tokens) if first is None else first
+    if first is None:  # no values in the whole file
         return np.zeros((0, allowed[0]), dtype=tokens.values.dtype)
-    k = int(tokens.counts[used[0]])
-    if k not in allowed:
-        raise tokens.source.error(
-            tokens.first_line + int(used[0]), f"found {_values(k)}; allowed: {form}"
-        )
+    first_line, k = first
+    used = np.flatnonzero(tokens.counts)
+    if k not in allowed and _first_used(tokens) == first:  # the slice that holds that line says so
+        raise tokens.source.error(first_line, f"found {_values(k)}; allowed: {form}")
+    if used.size == 0:
+        return np.zeros((0, k), dtype=tokens.values.dtype)
     bad = np.flatnonzero(tokens.counts[used] != k)
     if bad.size:
         j = int(used[bad[0]])
-        also = f", the same number on every line (line {tokens.first_line + int(used[0])} has {k})"
+        also = f", the same number on every line (line {first_line} has {k})"
         raise tokens.source.error(
             tokens.first_line + j,
             f"found {_values(int(tokens.counts[j]))}; allowed: {form}"
@@ -349,25 +362,30 @@ def _header_words(source: _Source, comment: bytes, missing: str, offset: int = 0
 
 def _graph_from_arcs(source: _Source, tokens: _Tokens, table: np.ndarray, *, n: int, declared: int, head: str,
                      head_line: int, declares: str, id_names: tuple[str, str], whole: str | None,
-                     directed: bool):
+                     directed: bool, share=None):
     """The graph of a table of ``tail head [weight]`` rows with 1-based ids, checked against its header.
 
     ``declared`` is the row count the header (``head``, file line
     ``head_line``) gives, ``declares`` how a message says it ("3 entries").
     ``whole``, when given, is what the message says weights must be when a
     weight is not a whole number.  Every problem names the file line of the
-    first offending row.
+    first offending row.  ``share`` (:mod:`fastapsp.io.share`): when the table
+    is this rank's slice of the file's rows, the ranks agree on the problems
+    and gather the rows; by default the table is the whole file's.
     """
-    entries, width = table.shape
+    share = Whole() if share is None else share
+    rows, width = table.shape
+    counts = share.agree(None, rows)
+    entries, before = sum(counts), sum(counts[: share.rank])  # the file's rows; this slice's first
 
     def cell(row: int, col: int, problem) -> GraphFormatError:
         token = row * width + col
         return source.error(tokens.line_of(token), problem(tokens.text(token)))
 
     checks = []
-    if entries > declared:
-        extra = np.zeros(entries, dtype=bool)
-        extra[declared] = True
+    if entries > declared and before <= declared < before + rows:
+        extra = np.zeros(rows, dtype=bool)
+        extra[declared - before] = True
         checks.append((extra, lambda i: cell(i, 0, lambda _: (
             f"{head} (line {head_line}) declares {declares} but the file has {entries}; "
             f"this is the first extra one"))))
@@ -383,10 +401,16 @@ def _graph_from_arcs(source: _Source, tokens: _Tokens, table: np.ndarray, *, n: 
             checks.append((_not_whole(weights), lambda i: cell(i, 2, lambda t: (
                 f"weight {t} is not a whole number; allowed{whole}"))))
     _raise_first(checks)
+    columns = [table[:, 0].astype(np.int64) - 1, table[:, 1].astype(np.int64) - 1]
+    if weights is not None:
+        columns.append(weights.astype(np.float64))
+    gathered = [np.empty(entries, dtype=c.dtype) for c in columns] if share.size > 1 else columns
+    share.agree(None)  # the last round: every rank's rows are good
     if entries < declared:
         raise source.error(None, f"{head} (line {head_line}) declares {declares} but the file has {entries}")
-    src = table[:, 0].astype(np.int64) - 1
-    dst = table[:, 1].astype(np.int64) - 1
+    columns = [share.gather(c, counts, out) for c, out in zip(columns, gathered)]
+    share.done()
+    src, dst = columns[0], columns[1]
     _check_unused(source, head_line, n, (src, dst), f"{head} declares n")
-    weights = None if weights is None else weights.astype(np.float64)
-    return Graph.from_edges(n, src, dst, weights, directed=directed, name=source.name)
+    return Graph.from_edges(n, src, dst, columns[2] if weights is not None else None, directed=directed,
+                            name=source.name)

@@ -10,13 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph
-from ._common import _check_n, _graph_from_arcs, _header_words, _short, _Source, _table, _token_starts, _tokenize
+from ._common import (_check_n, _first_used, _graph_from_arcs, _header_words, _short, _Source, _table, _token_starts,
+                      _tokenize)
+from .share import Whole
 
 _PROBLEM_FORM = "'p sp n m' (n vertices, m arcs, whole numbers)"
 _ARC_FORM = "'a u v w' (arc u -> v of weight w)"
 
 
-def _read_dimacs(source: _Source) -> Graph:
+def _read_dimacs(source: _Source, share=None) -> Graph:
+    share = Whole() if share is None else share
     p_line, text, words, body_offset = _header_words(
         source, b"c", f"no problem line; allowed: {_PROBLEM_FORM} before the arcs")
     if not words or words[0] != b"p":
@@ -32,12 +35,14 @@ def _read_dimacs(source: _Source) -> Graph:
 
     body = _blank_arc_letters(source, body_offset, p_line + 1)
     arcs = _Source(source.where, body, source.name, source.undirected)
-    tokens = _tokenize(arcs, 0, p_line + 1, b"c")
-    table = _table(tokens, (3,), f"{_ARC_FORM}, 3 numbers after the 'a'")
+    start, end, first_line = share.cut(body, 0, p_line + 1)
+    tokens = _tokenize(arcs, start, first_line, b"c", end)
+    first = next((f for f in share.agree(None, _first_used(tokens)) if f is not None), None)
+    table = _table(tokens, (3,), f"{_ARC_FORM}, 3 numbers after the 'a'", first)
     return _graph_from_arcs(source, tokens, table, n=n, declared=m, head="the problem line", head_line=p_line,
                             declares=f"m = {m} arcs", id_names=("tail u", "head v"),
                             whole=": whole numbers >= 0 (DIMACS arc lengths are integers)",
-                            directed=not source.undirected)
+                            directed=not source.undirected, share=share)
 
 
 def _blank_arc_letters(source: _Source, offset: int, first_line: int) -> bytes:

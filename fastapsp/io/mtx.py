@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from ..graph import Graph
-from ._common import BANNER, _check_n, _graph_from_arcs, _header_words, _short, _Source, _table, _tokenize
+from ._common import (BANNER, _check_n, _first_used, _graph_from_arcs, _header_words, _short, _Source, _table,
+                      _tokenize)
+from .share import Whole
 
 _BANNER_FORM = "'%%MatrixMarket matrix coordinate <pattern|integer|real> <general|symmetric>'"
 
 
-def _read_mtx(source: _Source) -> Graph:
+def _read_mtx(source: _Source, share=None) -> Graph:
     # The banner is the first line that is not blank.
     line, banner, _, end = next((found for found in source.lines() if found[1]), next(source.lines()))
     if not banner.lower().startswith(BANNER):
@@ -35,21 +37,23 @@ def _read_mtx(source: _Source) -> Graph:
     if symmetry not in ("general", "symmetric"):
         what = "is not supported" if symmetry in ("skew-symmetric", "hermitian") else "is not known"
         raise source.error(line, f"symmetry {symmetry!r} {what}; allowed: general, symmetric")
-    return _read_coordinate(source, end, line + 1, field, symmetric=symmetry == "symmetric")
+    return _read_coordinate(source, end, line + 1, field, symmetric=symmetry == "symmetric", share=share)
 
 
-def _read_fastapsp(source: _Source) -> Graph:
-    return _read_coordinate(source, 0, 1, None, symmetric=True)
+def _read_fastapsp(source: _Source, share=None) -> Graph:
+    return _read_coordinate(source, 0, 1, None, symmetric=True, share=share)
 
 
 def _read_coordinate(
-    source: _Source, offset: int, line: int, field: str | None, *, symmetric: bool
+    source: _Source, offset: int, line: int, field: str | None, *, symmetric: bool, share=None
 ) -> Graph:
     """Read the size line and entries of a Matrix Market or fastapsp file.
 
     ``field`` is None for the banner-less fastapsp layout, where every entry
-    line holds two numbers (no weights) or three (weights).
+    line holds two numbers (no weights) or three (weights).  ``share``
+    (:mod:`fastapsp.io.share`): the ranks that parse a slice of the entries each.
     """
+    share = Whole() if share is None else share
     after = "after the banner" if field is not None else "first"
     size_line, text, words, body_offset = _header_words(
         source, b"%", f"no size line; allowed: a line 'rows columns entries' {after}", offset, line)
@@ -66,14 +70,16 @@ def _read_coordinate(
     _check_n(source, size_line, rows, "the number of rows")
     n = rows
 
-    tokens = _tokenize(source, body_offset, size_line + 1, b"%")
+    start, end, first_line = share.cut(source.data, body_offset, size_line + 1)
+    tokens = _tokenize(source, start, first_line, b"%", end)
+    first = next((f for f in share.agree(None, _first_used(tokens)) if f is not None), None)
     if field is None:
-        table = _table(tokens, (2, 3), "2 ('row column') or 3 ('row column weight')")
+        table = _table(tokens, (2, 3), "2 ('row column') or 3 ('row column weight')", first)
     elif field == "pattern":
-        table = _table(tokens, (2,), "2 ('row column') for field 'pattern'")
+        table = _table(tokens, (2,), "2 ('row column') for field 'pattern'", first)
     else:
-        table = _table(tokens, (3,), f"3 ('row column weight') for field {field!r}")
+        table = _table(tokens, (3,), f"3 ('row column weight') for field {field!r}", first)
     return _graph_from_arcs(source, tokens, table, n=n, declared=nnz, head="the size line", head_line=size_line,
                             declares=f"{nnz} entries", id_names=("row index", "column index"),
                             whole=" for field 'integer': whole numbers >= 0" if field == "integer" else None,
-                            directed=not symmetric and not source.undirected)
+                            directed=not symmetric and not source.undirected, share=share)
