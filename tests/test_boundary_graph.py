@@ -166,6 +166,26 @@ def test_levels_are_built_when_the_boundary_is_large(xp):
     assert all(a > b for a, b in zip(bg.level_sizes[1:], bg.level_sizes[2:]))
 
 
+def test_a_level_that_would_not_shrink_is_widened_not_closed_whole(xp):
+    """Super-groups of super_size vertices that gather no groups (here: more of them than groups) used to
+    make the whole level the dense top, whatever its size; now fewer, larger super-groups are tried first
+    (LevelTree(widen=True)), so the top stays within dense_limit.  Both trees give the exact rows."""
+    side, block = 24, 4
+    graph = _grid(side, np.random.default_rng(9))
+    ids = np.arange(side * side)
+    per = side // block
+    labels = (ids // side // block) * per + (ids % side) // block
+    part = make_partition(graph, labels, per * per, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    limits = dict(dense_limit=120, super_size=8)
+    old = LevelTree(graph, part, seed=42, widen=False, **limits)
+    new = LevelTree(graph, part, seed=42, **limits)
+    assert len(old.level_sizes) == 2 and old.level_sizes[-1] > limits["dense_limit"]  # the whole boundary, dense
+    assert len(new.level_sizes) > 2 and new.level_sizes[-1] <= limits["dense_limit"]
+    assert all(a > b for a, b in zip(new.level_sizes[1:], new.level_sizes[2:]))
+    for tree in (old, new):
+        _check_rows(graph, part, xp, tree=tree)
+
+
 def test_disconnected_and_components_without_boundary(xp):
     graph = disconnected_graph(np.random.default_rng(3), [30, 25, 1, 12], directed=True, weighted=True)
     labels = np.repeat([0, 1, 2, 3], [30, 25, 1, 12]).astype(np.int32)

@@ -171,12 +171,21 @@ class LevelTree:
         Largest boundary closed densely, and vertices per super-group above it.
     seed : int
         Seed of the METIS calls that form super-groups.
+    widen : bool
+        When super-groups of ``super_size`` vertices would leave a level
+        about as large as it was (the upper levels of a mesh: most of a
+        group's vertices are on its boundary), try half as many, twice as
+        large super-groups, and so on, before closing the whole level densely.
+        Without it (the rule before 2026-11-23) such a level became the dense
+        top whatever its size: 35,205 vertices (4.4e13 relaxations, 5 GB) for
+        the 2^21 Delaunay graph at k = 2,435.
     """
 
-    def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42):
+    def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42, widen: bool = True):
         if dense_limit < 1 or super_size < 2:
             raise ValueError(f"dense_limit {dense_limit} must be >= 1 and super_size {super_size} >= 2")
         self.dense_limit, self.super_size, self.seed = int(dense_limit), int(super_size), int(seed)
+        self.widen = bool(widen)
         self.n, self.k = graph.n, partition.k
         self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
         self.position[partition._order] = np.arange(graph.n, dtype=np.int64)
@@ -205,12 +214,17 @@ class LevelTree:
                 return  # no boundary at all: every boundary row is empty
             group_of = np.repeat(np.arange(k), nb)
             super_of, k2 = None, 1
-            if total > self.dense_limit:
-                super_of, k2 = self._super_groups(k, nb, group_of[bs], group_of[bd], total)
+            wanted = -(-total // self.super_size)  # super-groups of about super_size vertices
+            while total > self.dense_limit and wanted >= 2:
+                super_of, k2 = self._super_groups(k, nb, group_of[bs], group_of[bd], wanted)
                 crossing = super_of[group_of[bs]] != super_of[group_of[bd]]
                 shrinks = distinct(np.concatenate([bs[crossing], bd[crossing]])).size < 0.9 * total
-                if k2 >= k or not shrinks:  # no smaller level to be had: close this one densely
-                    super_of, k2 = None, 1
+                if k2 < k and shrinks:
+                    break
+                super_of, k2 = None, 1  # no smaller level to be had this way
+                if not self.widen:
+                    break
+                wanted = min(wanted, k) // 2  # fewer, larger super-groups; below 2: close this level densely
             if super_of is None:
                 super_of = np.zeros(k, dtype=np.int64)
                 crossing = np.zeros(bs.size, dtype=bool)
@@ -234,11 +248,11 @@ class LevelTree:
             bs, bd, w = (_boundary_index(starts2, nb2, next_pos[bs[crossing]]),
                          _boundary_index(starts2, nb2, next_pos[bd[crossing]]), w[crossing])
 
-    def _super_groups(self, k: int, nb: np.ndarray, gs, gd, total: int):
-        """Gather the ``k`` groups into super-groups of about ``super_size`` boundary vertices."""
+    def _super_groups(self, k: int, nb: np.ndarray, gs, gd, k2: int):
+        """Gather the ``k`` groups into about ``k2`` super-groups of equal boundary vertices."""
         import pymetis
 
-        k2 = max(2, -(-total // self.super_size))
+        k2 = max(2, int(k2))
         if k2 >= k:
             return np.arange(k, dtype=np.int64), k
         # The distinct pairs of groups joined by a cut arc, both ways, sorted: as one int64 key each

@@ -1,0 +1,91 @@
+"""The boundary graph's upper levels with and without widening, on one partition, in one process.
+
+``LevelTree(widen=...)`` (fastapsp/stages/boundary_graph.py): when super-groups of ``SUPER_SIZE``
+vertices would leave a level about as large as it was, widening tries fewer, larger super-groups
+before closing the whole level densely.  For each setting this times, on the GPU, the work the
+``boundary_graph`` and ``boundary_rows`` stages do: the tree, the closures of every level, and the
+boundary rows of every component (made and summed, nothing kept), and compares the rows' checksums.
+The local closures are made once beforehand; a first untimed pass warms the kernels.
+
+    python benchmarks/level_tree_bench.py GRAPH.mtx --tag h200x2-s12-tree
+
+One JSON under benchmarks/results/TAG/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _common import RESULTS, metadata, write_result  # noqa: E402
+
+
+def main(argv=None) -> int:
+    import cupy as cp
+    import numpy as np
+
+    import fastapsp
+    from fastapsp.cost import auto_k
+    from fastapsp.partition import partition_graph
+    from fastapsp.stages.boundary_graph import (DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, LevelTree,
+                                                close_components, pack_boundary_rows)
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("graph")
+    parser.add_argument("--k", type=int, default=None, help="default: the cost model's")
+    parser.add_argument("--tag", default="gpu")
+    args = parser.parse_args(argv)
+    graph = fastapsp.read_graph(args.graph)
+    name = Path(args.graph).name.split(".")[0]
+    k = auto_k(graph, backend="cupy")["k"] if args.k is None else args.k
+    part = partition_graph(graph, k, "auto", backend="cupy")
+    print(f"{name}: n={graph.n} k={k} {part.method} boundary={int(part.boundary.sum())}", flush=True)
+    dtype = np.float32
+    csr = [cp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights)]
+    comps = [p for p in range(part.k) if part.sizes[p]]
+    blocks = pack_boundary_rows(close_components(*csr, part, comps, dtype=dtype), part)
+
+    def one(widen: bool) -> dict:
+        cp.cuda.Device().synchronize()
+        start = time.perf_counter()
+        tree = LevelTree(graph, part, dense_limit=DENSE_LIMIT["cupy"], super_size=SUPER_SIZE["cupy"], widen=widen)
+        levels = BoundaryGraph(graph, part, blocks, cp, dtype, tree=tree)
+        cp.cuda.Device().synchronize()
+        built = time.perf_counter()
+        total = cp.zeros((), dtype=cp.float64)
+        for _, rows in levels.boundary_rows(comps):
+            total += cp.where(cp.isfinite(rows), rows, 0).sum(dtype=cp.float64)
+        checksum = float(total)
+        done = time.perf_counter()
+        sizes = tree.level_sizes
+        groups = [int(nb.size) for nb in tree.nb]
+        relaxations = float(sum((np.diff(s).astype(np.float64) ** 3).sum() for s in tree.starts[1:]))
+        del levels
+        cp.get_default_memory_pool().free_all_blocks()
+        return {"widen": widen, "boundary_graph_seconds": round(built - start, 4),
+                "boundary_rows_seconds": round(done - built, 4), "seconds": round(done - start, 4),
+                "level_sizes": sizes, "groups": groups, "closure_relaxations": relaxations, "checksum": checksum}
+
+    one(True)  # warms the kernels
+    runs = [one(False), one(True)]
+    for r in runs:
+        print(f"widen={r['widen']!s:5s} levels {r['level_sizes']} groups {r['groups']} closures "
+              f"{r['closure_relaxations']:.2e}: boundary graph {r['boundary_graph_seconds']:.2f} s, "
+              f"rows {r['boundary_rows_seconds']:.2f} s, total {r['seconds']:.2f} s", flush=True)
+    same = runs[0]["checksum"] == runs[1]["checksum"]
+    print(f"same rows: {same} ({runs[0]['checksum']!r} / {runs[1]['checksum']!r})")
+    out = write_result({"benchmark": "level_tree", "graph": name, "n": graph.n, "m": graph.m, "k": k,
+                        "partitioner": part.method, "boundary_vertices": int(part.boundary.sum()),
+                        "runs": runs, "same_rows": same, "metadata": metadata()},
+                       folder=RESULTS / args.tag, name=f"level-tree-{name}-k{k}.json")
+    print(out)
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
