@@ -14,6 +14,8 @@ def main(tags) -> int:
         for path in sorted(glob.glob(f"benchmarks/results/{tag}*/*-k*.json")):
             with open(path) as fh:
                 run = json.load(fh)
+            if "stages" not in run:  # another benchmark's JSON in the same folder (level_tree_bench.py, ...)
+                continue
             stages = {name: round(sec, 2) for name, sec in run["stages"].items() if sec > 0.01}
             print(run["graph"], run["k"], run["partitioner"], run["ranks"], round(run["total_seconds"], 2), stages,
                   run["boundary_vertices"], (run.get("exactness_check") or {}).get("exact"), run["device"])
