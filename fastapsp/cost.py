@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .graph import distinct
+from .graph import arc_positions, distinct
 
 __all__ = ["RATES", "predict", "choose_method", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS",
            "SHARE_RATE", "close_everywhere"]
@@ -199,14 +199,9 @@ def _ball(graph, start: int, size: int) -> np.ndarray:
     while frontier.size and total < size:
         nxt = []
         for ptr, indices in csrs:
-            lo = ptr[frontier].astype(np.int64)
-            lengths = ptr[frontier + 1] - lo
-            count = int(lengths.sum())
-            if count == 0:
-                continue
-            # Arc positions lo[i] .. lo[i] + lengths[i] of every frontier vertex, in one array.
-            idx = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(count)
-            nxt.append(indices[idx])
+            at, _ = arc_positions(ptr, frontier)
+            if at.size:
+                nxt.append(indices[at])
         if not nxt:
             break
         frontier = distinct(np.concatenate(nxt))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Graph", "index_dtype", "distinct"]
+__all__ = ["Graph", "index_dtype", "distinct", "arc_positions"]
 
 
 def index_dtype(n: int, m: int) -> np.dtype:
@@ -41,6 +41,23 @@ def distinct(values) -> np.ndarray:
     keep[0] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
     return values[keep]
+
+
+def arc_positions(indptr, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Where the arcs of ``rows`` lie in a CSR structure's ``indices``: their positions, row after row
+    (each row's in order), and each row's arc count.
+
+    Examples
+    --------
+    >>> at, counts = arc_positions(np.array([0, 2, 2, 5]), np.array([2, 0]))
+    >>> at.tolist(), counts.tolist()
+    ([2, 3, 4, 0, 1], [3, 2])
+    """
+    first = indptr[rows].astype(np.int64)
+    counts = indptr[rows + 1].astype(np.int64) - first
+    # Row i's arcs are first[i] .. first[i] + counts[i] - 1: one run of consecutive positions each.
+    at = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    return at, counts
 
 
 _KEY_LIMIT = 3_037_000_499  # largest n with n * n below 2**63: src * n + dst fits in int64
@@ -274,10 +291,7 @@ class Graph:
         size = vertices.size
         rename = np.full(self.n, -1, dtype=np.int64)
         rename[vertices] = np.arange(size)
-        starts = self.indptr[vertices].astype(np.int64)
-        counts = self.indptr[vertices + 1].astype(np.int64) - starts
-        # Old position of every arc of the kept rows: its row's start plus its place in that row.
-        source = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+        source, counts = arc_positions(self.indptr, vertices)  # old position of every arc of the kept rows
         rows = np.repeat(np.arange(size, dtype=np.int64), counts)
         heads = rename[self.indices[source]]
         inside = heads >= 0  # arcs to vertices left out go

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import array_module
-from ..graph import distinct
+from ..graph import arc_positions, distinct
 from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
@@ -153,15 +153,6 @@ class _Step:
     inner: tuple  # (rows, cols, weights, group) of the arcs inside a next-level group, next-level positions
 
 
-def _arcs_of(graph, vertices: np.ndarray):
-    """Tail, head and weight of every arc leaving ``vertices`` (ascending), in CSR order."""
-    first = graph.indptr[vertices].astype(np.int64)
-    counts = graph.indptr[vertices + 1].astype(np.int64) - first
-    # Arc positions first[i] .. first[i] + counts[i] - 1 of every vertex, in one array.
-    at = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-    return np.repeat(vertices, counts), graph.indices[at], graph.weights[at]
-
-
 class LevelTree:
     """The shape of the boundary graph's levels: which groups gather into each
     super-group, level by level up to the dense top, and where every boundary
@@ -204,7 +195,9 @@ class LevelTree:
         self.starts, self.nb = [starts], [nb]  # of every level
         # Cut arcs in level-0 boundary index.  A cut arc leaves a boundary vertex, so only the arcs of
         # boundary vertices are looked at (on the 2^21 Delaunay graph 12% of them; same order as arcs()).
-        src, dst, w = _arcs_of(graph, np.flatnonzero(partition.boundary))
+        tails = np.flatnonzero(partition.boundary)
+        at, counts = arc_positions(graph.indptr, tails)
+        src, dst, w = np.repeat(tails, counts), graph.indices[at], graph.weights[at]
         cut = partition.labels[src] != partition.labels[dst]
         bs = _boundary_index(starts, nb, self.position[src[cut]])
         bd = _boundary_index(starts, nb, self.position[dst[cut]])
