@@ -228,6 +228,16 @@ def _parse_numbers(source: _Source, body: bytes, first_line: int, ntokens: int) 
     return np.array([float(m.group()) for m in _TOKEN.finditer(body)], dtype=np.float64)
 
 
+def _tokenize_share(source: _Source, offset: int, first_line: int, comment: bytes, share):
+    """This rank's share of the arc lines from ``offset`` (file line ``first_line``) to the end, tokenized,
+    and the file's first line with values as every rank agrees on it (:mod:`fastapsp.io.share`):
+    ``(tokens, first)`` for :func:`_table`."""
+    start, end, line = share.cut(source.data, offset, first_line)
+    tokens = _tokenize(source, start, line, comment, end)
+    first = next((f for f in share.agree(None, _first_used(tokens)) if f is not None), None)
+    return tokens, first
+
+
 def _first_used(tokens: _Tokens) -> tuple[int, int] | None:
     """``(file line, values)`` of the first line of the tokens that holds values, or None."""
     used = np.flatnonzero(tokens.counts)
@@ -241,12 +251,13 @@ def _table(tokens: _Tokens, allowed: tuple[int, ...], form: str, first: tuple[in
     ``(line, count)``, :func:`_first_used`) when the tokens are one slice of the
     file (:mod:`fastapsp.io.share`), else the tokens' own first line.
     """
-    first = _first_used(tokens) if first is None else first
+    own = _first_used(tokens)
+    first = own if first is None else first
     if first is None:  # no values in the whole file
         return np.zeros((0, allowed[0]), dtype=tokens.values.dtype)
     first_line, k = first
     used = np.flatnonzero(tokens.counts)
-    if k not in allowed and _first_used(tokens) == first:  # the slice that holds that line says so
+    if k not in allowed and own == first:  # the slice that holds that line says so
         raise tokens.source.error(first_line, f"found {_values(k)}; allowed: {form}")
     if used.size == 0:
         return np.zeros((0, k), dtype=tokens.values.dtype)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph
-from ._common import (_check_n, _first_used, _graph_from_arcs, _header_words, _short, _Source, _table, _token_starts,
-                      _tokenize)
+from ._common import (_check_n, _graph_from_arcs, _header_words, _short, _Source, _table, _token_starts,
+                      _tokenize_share)
 from .share import Whole
 
 _PROBLEM_FORM = "'p sp n m' (n vertices, m arcs, whole numbers)"
@@ -35,9 +35,7 @@ def _read_dimacs(source: _Source, share=None) -> Graph:
 
     body = _blank_arc_letters(source, body_offset, p_line + 1)
     arcs = _Source(source.where, body, source.name, source.undirected)
-    start, end, first_line = share.cut(body, 0, p_line + 1)
-    tokens = _tokenize(arcs, start, first_line, b"c", end)
-    first = next((f for f in share.agree(None, _first_used(tokens)) if f is not None), None)
+    tokens, first = _tokenize_share(arcs, 0, p_line + 1, b"c", share)
     table = _table(tokens, (3,), f"{_ARC_FORM}, 3 numbers after the 'a'", first)
     return _graph_from_arcs(source, tokens, table, n=n, declared=m, head="the problem line", head_line=p_line,
                             declares=f"m = {m} arcs", id_names=("tail u", "head v"),

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ..graph import Graph
-from ._common import (BANNER, _check_n, _first_used, _graph_from_arcs, _header_words, _short, _Source, _table,
-                      _tokenize)
+from ._common import BANNER, _check_n, _graph_from_arcs, _header_words, _short, _Source, _table, _tokenize_share
 from .share import Whole
 
 _BANNER_FORM = "'%%MatrixMarket matrix coordinate <pattern|integer|real> <general|symmetric>'"
@@ -70,9 +69,7 @@ def _read_coordinate(
     _check_n(source, size_line, rows, "the number of rows")
     n = rows
 
-    start, end, first_line = share.cut(source.data, body_offset, size_line + 1)
-    tokens = _tokenize(source, start, first_line, b"%", end)
-    first = next((f for f in share.agree(None, _first_used(tokens)) if f is not None), None)
+    tokens, first = _tokenize_share(source, body_offset, size_line + 1, b"%", share)
     if field is None:
         table = _table(tokens, (2, 3), "2 ('row column') or 3 ('row column weight')", first)
     elif field == "pattern":
