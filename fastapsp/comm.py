@@ -13,13 +13,11 @@ import sys
 import time
 
 from .errors import BackendError, RankError
+from .launcher import launched_under_mpi, mpi_forced
 from .watch import end_job, note_phase, tell
 
 __all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "run_or_abort", "select_device",
            "max_over_ranks", "process_age"]
-
-# Variables that MPI launchers (Open MPI, MPICH/Hydra, Intel MPI, PMIx, SLURM's srun) set in each task.
-_LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_RANK")
 
 
 def _process_started() -> float | None:
@@ -78,15 +76,6 @@ class SerialComm:
         return "SerialComm(rank=0, size=1)"
 
 
-def launched_under_mpi() -> bool:
-    """True when an MPI launcher (mpiexec, mpirun, srun with PMI) started this process."""
-    if os.environ.get("FASTAPSP_MPI", "").lower() in ("0", "no", "off"):
-        return False
-    if os.environ.get("FASTAPSP_MPI", "").lower() in ("1", "yes", "on"):
-        return True
-    return any(v in os.environ for v in _LAUNCHER_VARS)
-
-
 def _srun_without_pmi() -> int:
     """Task count of an srun step that gave its tasks no MPI process manager (0 otherwise)."""
     tasks = int(os.environ.get("SLURM_STEP_NUM_TASKS", "1") or 1)
@@ -104,7 +93,7 @@ def get_comm():
     BackendError
         When a launcher started the process but mpi4py cannot load an MPI library.
     """
-    if _srun_without_pmi() and os.environ.get("FASTAPSP_MPI", "").lower() not in ("0", "no", "off"):
+    if _srun_without_pmi() and mpi_forced() is not False:
         # Each task would run alone and compute everything: refuse instead of wasting N-1 nodes.
         raise BackendError(
             f"srun started {_srun_without_pmi()} tasks without an MPI plugin, so they cannot talk; "

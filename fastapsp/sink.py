@@ -16,6 +16,7 @@ import numpy as np
 
 from .comm import run_phase
 from .errors import OutputWarning
+from .temporaries import TEMPORARY_FILES as _TEMPORARY, remove_temporary_files
 
 __all__ = ["NullSink", "MemorySink", "NpySink", "make_sink", "remove_temporary_files", "sidecar_path", "publish",
            "read_sidecar", "check_result"]
@@ -23,26 +24,6 @@ __all__ = ["NullSink", "MemorySink", "NpySink", "make_sink", "remove_temporary_f
 _POOL = None
 _TASK_BYTES = 4 << 20  # bytes per piece of a threaded copy into the output
 SIDECAR_FORMAT = 1
-
-# Temporary output files of this process's unfinished sinks, removed on SIGINT/SIGTERM (see cli.py).
-_TEMPORARY: set[str] = set()
-
-
-def remove_temporary_files() -> list[str]:
-    """Delete the temporary output files of every unfinished sink of this process; return their names.
-
-    Safe to call from a signal handler and on every rank (a file already gone is skipped).
-    """
-    removed = []
-    for path in sorted(_TEMPORARY):
-        try:
-            os.remove(path)
-            removed.append(path)
-        except OSError:
-            pass
-    _TEMPORARY.clear()
-    return removed
-
 
 def sidecar_path(path) -> str:
     """The JSON file that certifies a finished ``.npy`` result: ``PATH.json`` next to ``PATH``."""

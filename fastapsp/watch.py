@@ -46,6 +46,9 @@ import threading
 import time
 import warnings
 
+from .launcher import launched_under_mpi
+from .temporaries import TEMPORARY_FILES, remove_temporary_files
+
 __all__ = ["PERIOD", "GRACE", "JobStatus", "supervise", "note_phase", "note_stage", "end_job", "failed_peer", "place",
            "describe", "tell"]
 
@@ -91,8 +94,6 @@ def supervise() -> None:
     ``prctl``, or when :func:`_supervise_wanted` says no.
     """
     global _PIPE
-    from .comm import launched_under_mpi
-
     if not _supervise_wanted() or not launched_under_mpi():
         return
     if _env_int(_SIZE_VARS, 2) < 2 or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
@@ -250,12 +251,10 @@ class JobStatus:
 
     def __init__(self, comm, *, period: float | None = PERIOD) -> None:
         global _JOB, _PIPE
-        from .sink import _TEMPORARY
-
         self.comm = comm
         self.rank, self.size = comm.rank, comm.size
         self.host = socket.gethostname()
-        self.temporaries = _TEMPORARY  # the sink's set of temporary outputs, kept in the status
+        self.temporaries = TEMPORARY_FILES  # the sinks' temporary outputs, kept in the status
         name = comm.bcast(f"{_PREFIX}{os.getuid()}-{os.getpid()}-{secrets.token_hex(4)}" if comm.rank == 0 else None)
         self.folder = os.path.join(tempfile.gettempdir(), name)
         self.file = os.path.join(self.folder, f"rank{self.rank}.status")
@@ -350,8 +349,6 @@ class JobStatus:
                 continue
             if self._stop.is_set():  # the run ended meanwhile
                 return
-            from .sink import remove_temporary_files
-
             # Clean up first: a launcher may end this process as soon as it sees more output.
             speak = bool(message) and _claim(self.folder)
             remove_temporary_files()

@@ -60,14 +60,14 @@ def test_status_is_written_when_the_stage_changes_and_removed_at_the_end(tmpdir_
         assert (record["phase"], record["component"], record["stage"]) == ("computing the components", 7, "min_plus")
         assert record["pid"] == os.getpid() and record["rank"] == 0 and record["state"] == "running"
         assert [w["stage"] for w in writes] == [None, None, "floyd_warshall", "min_plus"]
-        from fastapsp.sink import _TEMPORARY
+        from fastapsp.temporaries import TEMPORARY_FILES
 
-        _TEMPORARY.add("/nonexistent/out.npy.tmp1")  # a new temporary output is recorded at the next note
+        TEMPORARY_FILES.add("/nonexistent/out.npy.tmp1")  # a new temporary output is recorded at the next note
         try:
             watch.note_stage(7, "min_plus")
             assert watch._read_record(job.file)["temporaries"] == ["/nonexistent/out.npy.tmp1"]
         finally:
-            _TEMPORARY.discard("/nonexistent/out.npy.tmp1")
+            TEMPORARY_FILES.discard("/nonexistent/out.npy.tmp1")
     finally:
         job.close()
     assert not Path(job.folder).exists() and watch._JOB is None

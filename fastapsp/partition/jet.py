@@ -58,7 +58,7 @@ import os
 import numpy as np
 
 from ..errors import BackendError
-from .refine import _count, _hash32, _stable_argsort, max_part_size
+from ._arrays import _array_module, _count, _hash32, _stable_argsort, max_part_size
 
 __all__ = ["jet", "jet_partition"]
 
@@ -113,14 +113,6 @@ def _launch(name: str, n: int, *args) -> None:
 
     if n > 0:
         get_kernel("jet.cu", name)((-(-n // _BLOCK),), (_BLOCK,), args)
-
-
-def _array_module(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    return np
 
 
 def _host(a) -> np.ndarray:

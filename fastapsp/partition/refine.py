@@ -79,11 +79,12 @@ flow passes, one, two and four passes (512) removed 0.20%, 0.22% and 0.31% in
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 
+from ._arrays import _array_module, _count, _hash32, _stable_argsort, max_part_size
+from .jet import _contract, _Level, _match
 from .workers import ForkedWorkers, worker_count
 
 __all__ = ["refine_boundary", "boundary_count", "max_part_size"]
@@ -115,27 +116,6 @@ LAYOUT_NEAREST = 8  # centres looked at per point
 LAYOUT_STEP = 0.8  # share of the estimated weight change applied per round
 
 
-def max_part_size(n: int, k: int, imbalance: float) -> int:
-    """The balance bound, ``ceil((1 + imbalance) * n / k)`` vertices per part."""
-    # The small tolerance keeps e.g. 1.03 * 100 / 1 = 103.00000000000001 at 103.
-    return int(math.ceil((1.0 + imbalance) * n / k - 1e-9))
-
-
-def _array_module(a):
-    if type(a).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    return np
-
-
-def _stable_argsort(xp, a):
-    """Stable argsort on NumPy and CuPy (CuPy sorts are always stable)."""
-    if xp is np:
-        return np.argsort(a, kind="stable")
-    return xp.argsort(a)
-
-
 def _arc_rows(xp, indptr, m: int):
     """Tail vertex of every arc of a CSR structure."""
     return (xp.searchsorted(indptr, xp.arange(m, dtype=indptr.dtype), side="right") - 1).astype(xp.int64)
@@ -150,16 +130,6 @@ def _unique(xp, a):
     keep[:1] = True
     np.not_equal(a[1:], a[:-1], out=keep[1:])
     return a[keep]
-
-
-def _count(xp, values, length: int):
-    """``bincount`` with exactly ``length`` int64 bins, also for an empty ``values``.
-
-    (CuPy's ``bincount`` takes the maximum of its input, which fails when it is empty.)
-    """
-    if values.shape[0] == 0:
-        return xp.zeros(length, dtype=xp.int64)
-    return xp.bincount(values, minlength=length).astype(xp.int64)
 
 
 def _foreign_arcs(xp, rows, indices, labels, n: int):
@@ -182,17 +152,6 @@ def boundary_count(indptr, indices, labels) -> int:
     n = int(indptr.shape[0]) - 1
     rows = _arc_rows(xp, indptr, int(indices.shape[0]))
     return int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, labels, n)))
-
-
-def _hash32(xp, vertices, salt: int):
-    """A seeded bijection of 32-bit vertex ids (xorshift-multiply), identical on NumPy and CuPy."""
-    h = vertices.astype(xp.uint32) ^ xp.uint32(salt & 0xFFFFFFFF)
-    h = h ^ (h >> xp.uint32(16))
-    h = h * xp.uint32(0x7FEB352D)
-    h = h ^ (h >> xp.uint32(15))
-    h = h * xp.uint32(0x846CA68B)
-    h = h ^ (h >> xp.uint32(16))
-    return h
 
 
 def _expand(xp, starts, lengths):
@@ -236,8 +195,6 @@ def _cluster_maps(xp, indptr, rows, indices, labels, *, levels: int, seed: int):
     two-hop, as Jet coarsens) on the graph without its cut arcs, with clusters of
     at most ``2**l`` vertices; it stops early when a level hardly shrinks.
     """
-    from .jet import _contract, _Level, _match  # jet imports this module's helpers
-
     n = int(indptr.shape[0]) - 1
     same = labels[rows] == labels[indices]
     inner_indptr = xp.zeros(n + 1, dtype=xp.int64)
