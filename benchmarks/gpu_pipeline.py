@@ -197,7 +197,6 @@ def main(argv=None):
                     "k_choice": report.get("k_choice"), "sources_method": report.get("sources_method"),
                     "startup_seconds": report.get("startup_seconds"), "rank_seconds": report.get("rank_seconds"),
                     "local_closures": report.get("local_closures"),
-                    "fast_exit": os.environ.get("FASTAPSP_FAST_EXIT", "1") != "0",
                 }
                 write_result(result, folder=f"benchmarks/results/{args.tag}",
                              name=f"{name}-k{k}-{output}-{method}-r{report['ranks']}")

@@ -14,7 +14,6 @@ the two kernels differ inside a run and alone.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -79,24 +78,21 @@ def main() -> int:
                                      cp.empty((a.shape[0], 1 << 20), dtype=cp.float32))}
         reference = None
         for case, (x, y, z) in cases.items():
-            for switch in ("0", "all"):
-                os.environ["FASTAPSP_PACKED_MINPLUS"] = switch
-                seconds = event_seconds(cp, lambda: original(x, y, z, accumulate, integer), args.repeat)
+            for packed in ("never", "always"):
+                seconds = event_seconds(cp, lambda: original(x, y, z, accumulate, integer, packed=packed),
+                                        args.repeat)
                 if case.startswith("synthetic"):
                     same = None
                 else:
                     if reference is None:
                         reference = z.copy()
                     same = bool(cp.array_equal(z, reference))
-                if switch == "all" and case in ("as_run", "synthetic", "synthetic_n2^20"):  # tiles that fell back to float32
-                    os.environ["FASTAPSP_U16_DEBUG"] = "1"
-                    original(x, y, z, accumulate, integer)
-                    os.environ.pop("FASTAPSP_U16_DEBUG")
-                kernel = "float32" if switch == "0" else "u16"
+                if packed == "always" and case in ("as_run", "synthetic", "synthetic_n2^20"):  # tiles that fell back to float32
+                    original(x, y, z, accumulate, integer, packed=packed, count_fallbacks=True)
+                kernel = "float32" if packed == "never" else "u16"
                 rows.append(dict(shapes, case=case, kernel=kernel, seconds=seconds, same_as_first=same))
                 print(f"{name} M={shapes['M']} K={shapes['K']} lda={shapes['lda']} {case:<11} {kernel:<8} "
                       f"{seconds * 1e3:8.3f} ms  same={same}")
-    os.environ.pop("FASTAPSP_PACKED_MINPLUS", None)
     record = {"benchmark": "minplus_inrun_bench", "graph": name, "n": graph.n, "k": args.k, "results": rows}
     write_result(record, folder=RESULTS / args.tag, name=f"minplus-inrun-{name}.json")
     return 0

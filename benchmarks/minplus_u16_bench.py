@@ -20,7 +20,6 @@ while the kernels read (row tiles, column tiles): its timings from then
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -32,13 +31,13 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from _common import RESULTS, event_seconds, write_result  # noqa: E402
 
 SHAPES = [(996, 20), (997, 15), (1005, 19), (1650, 22), (1000, 8), (1000, 32), (1650, 150), (1650, 100), (400, 75)]
-VARIANTS = [  # name, environment, compiler options
+VARIANTS = [  # name, keywords of min_plus_cuda (packed="never" unless given), compiler options
     ("float32", {}, ()),  # what min_plus_cuda picks: min_plus_smallk.cu for K <= 32, else min_plus.cu
-    ("float32_tiled", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ()),  # min_plus.cu, tail cut as it picks by K
-    ("float32_tiled_full_chunks", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ("-DMP_CUT_TAIL=0",)),
-    ("float32_tiled_cut_tail", {"FASTAPSP_SMALLK_MINPLUS": "0"}, ("-DMP_CUT_TAIL=1",)),
-    ("u16_dpx", {"FASTAPSP_PACKED_MINPLUS": "all"}, ()),
-    ("u16_split", {"FASTAPSP_PACKED_MINPLUS": "all"}, ("-DU16_SPLIT",)),
+    ("float32_tiled", {"smallk": False}, ()),  # min_plus.cu, tail cut as it picks by K
+    ("float32_tiled_full_chunks", {"smallk": False}, ("-DMP_CUT_TAIL=0",)),
+    ("float32_tiled_cut_tail", {"smallk": False}, ("-DMP_CUT_TAIL=1",)),
+    ("u16_dpx", {"packed": "always"}, ()),
+    ("u16_split", {"packed": "always"}, ("-DU16_SPLIT",)),
     # Evict-first stores of the row block: min_plus_smallk.cu's default since 90da1d0's measurement
     # (results/h100-s9-kernels), so "float32" has them at K <= 32 from then on.
     ("float32_stream_store", {}, ("-DMP_STREAM_STORE",)),
@@ -47,11 +46,11 @@ VARIANTS = [  # name, environment, compiler options
     ("float32_smallk_5_blocks", {}, ("-DSK_MIN_BLOCKS=5",)),
     # What min_plus_cuda picks for whole numbers: min_plus_smallk_u16.cu for K <= 32, min_plus_u16.cu
     # from K = 64, float32 between.
-    ("u16_default", {"FASTAPSP_PACKED_MINPLUS": "1"}, ()),
-    ("u16_smallk_no_stream_store", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DMP_NO_STREAM_STORE",)),
-    ("u16_smallk_3_blocks", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DSKU_MIN_BLOCKS=3",)),
-    ("u16_smallk_2_blocks", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DSKU_MIN_BLOCKS=2",)),
-    ("u16_default_split", {"FASTAPSP_PACKED_MINPLUS": "1"}, ("-DU16_SPLIT",)),  # add and SIMD minimum, no DPX
+    ("u16_default", {"packed": "auto"}, ()),
+    ("u16_smallk_no_stream_store", {"packed": "auto"}, ("-DMP_NO_STREAM_STORE",)),
+    ("u16_smallk_3_blocks", {"packed": "auto"}, ("-DSKU_MIN_BLOCKS=3",)),
+    ("u16_smallk_2_blocks", {"packed": "auto"}, ("-DSKU_MIN_BLOCKS=2",)),
+    ("u16_default_split", {"packed": "auto"}, ("-DU16_SPLIT",)),  # add and SIMD minimum, no DPX
 ]
 
 
@@ -82,10 +81,9 @@ def main(argv=None):
                      "bytes_written_per_s": m * args.n * 4 / sec})
         print(f"{'fill_only':20s} M={m:5d} K={k:4d} {sec * 1e3:8.3f} ms  {m * args.n * 4 / sec / 1e9:7.1f} GB/s written",
               flush=True)
-        for name, environment, options in variants:
-            for key in ("FASTAPSP_PACKED_MINPLUS", "FASTAPSP_SMALLK_MINPLUS"):
-                os.environ[key] = environment.get(key, "0" if key == "FASTAPSP_PACKED_MINPLUS" else "1")
-            sec = event_seconds(cp, lambda: min_plus_cuda(a, b, c, False, True, options), 5)
+        for name, keywords, options in variants:
+            keywords = {"packed": "never", **keywords}
+            sec = event_seconds(cp, lambda: min_plus_cuda(a, b, c, False, True, options, **keywords), 5)
             if reference is None:
                 reference = c.copy()
             same = bool(cp.array_equal(c, reference))
@@ -94,8 +92,6 @@ def main(argv=None):
             print(f"{name:20s} M={m:5d} K={k:4d} {sec * 1e3:8.3f} ms  {m * k * args.n / sec / 1e12:6.2f} T relax/s  "
                   f"{m * args.n * 4 / sec / 1e9:7.1f} GB/s written  same={same}", flush=True)
         del a, b, c, reference
-    os.environ.pop("FASTAPSP_PACKED_MINPLUS", None)
-    os.environ.pop("FASTAPSP_SMALLK_MINPLUS", None)
     write_result({"benchmark": "minplus_u16_bench", "n": args.n, "results": rows},
                  folder=RESULTS / args.tag, name="kernels.json")
     return 0

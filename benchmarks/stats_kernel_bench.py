@@ -13,7 +13,6 @@ second, beside a plain read of the block (``cupy.max``) as the floor.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -58,6 +57,7 @@ def main() -> int:
     from fastapsp import read_graph
     from fastapsp.backend import device_csr
     from fastapsp.reductions import StatsAccumulator
+    from fastapsp.reductions_gpu import GpuStats
     from fastapsp.stages import boundary_sssp
 
     name, path = args.graph.split("=", 1)
@@ -73,9 +73,8 @@ def main() -> int:
     reference = None
     for variant in args.variants:
         acc = StatsAccumulator.for_graph(graph, "cupy")
-        os.environ["FASTAPSP_STATS_OVERLAP"] = "0"  # time on the compute stream
-        acc.update(sources[:1], 0, block[:1])  # makes the GPU state
-        gpu = acc._gpu
+        acc._gpu = gpu = GpuStats(acc, acc.max_distance, overlap=False)  # time on the compute stream
+        acc.update(sources[:1], 0, block[:1])
         gpu.options = gpu.options + VARIANTS[variant]
         rows_dev = cp.asarray(sources, dtype=cp.int64)
         seconds = event_seconds(cp, lambda: gpu._launch(rows_dev, 0, block), args.repeat)

@@ -43,11 +43,11 @@ def start_gpu_warmup(backend: str, ranks: int):
     context is made on the device that this process will use: device 0 for
     one process, else ``local rank mod visible devices`` when the launcher
     says the local rank (no context is made on another process's GPU).
-    ``FASTAPSP_GPU_WARMUP=0`` turns it off (the thread competes with the
-    reading for the interpreter: on 2 x H200 the read took 0.2-0.4 s less
-    without it, and the GPU partitioner then waited for CUDA instead).
+    The thread competes with the reading for the interpreter (on 2 x H200 the
+    read took 0.2-0.4 s less without it), but without it the GPU partitioner
+    waited for CUDA instead.
     """
-    if backend == "numpy" or os.environ.get("FASTAPSP_GPU_WARMUP") == "0":
+    if backend == "numpy":
         return None
     import threading
 

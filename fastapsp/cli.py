@@ -119,8 +119,8 @@ def _end_process(status: int) -> None:
     :func:`main`), and the standard streams are flushed here.  Under Open MPI
     each rank finalises MPI first, then ends the same way.  Under any other MPI
     (under MPICH a rank that finalised and then called ``os._exit`` was now
-    and then killed), with another thread still running, or with
-    ``FASTAPSP_FAST_EXIT=0``, the normal exit runs (mpi4py finalises MPI).
+    and then killed) or with another thread still running, the normal exit
+    runs (mpi4py finalises MPI).
     """
     import threading
 
@@ -128,7 +128,7 @@ def _end_process(status: int) -> None:
     under_mpi = mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
     busy = any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate())
     open_mpi = under_mpi and mpi.get_vendor()[0] == "Open MPI"
-    if (under_mpi and not open_mpi) or busy or os.environ.get("FASTAPSP_FAST_EXIT", "1") == "0":
+    if (under_mpi and not open_mpi) or busy:
         sys.exit(status)
     if open_mpi:
         mpi.Finalize()

@@ -11,14 +11,13 @@ The kernels run on a stream of their own (high priority), so the reduction of
 block p overlaps the min-plus product of block p + 1: the reduction is bound by
 memory bandwidth, the product mostly by arithmetic.  The block is kept alive
 until the next update, which makes the compute stream wait for the reduction
-before the block's memory can be handed out again.  ``FASTAPSP_STATS_OVERLAP=0``
+before the block's memory can be handed out again.  ``GpuStats(overlap=False)``
 runs the kernels on the compute stream instead (for comparison).
 """
 
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
@@ -60,9 +59,12 @@ class GpuStats:
         The accumulator whose per-vertex arrays (CuPy) the kernel adds to.
     max_distance : float, optional
         An upper bound on the distances (sizes the histogram levels).
+    overlap : bool
+        Run the kernels on a stream of their own, overlapping the next block's
+        work (default), or on the compute stream.
     """
 
-    def __init__(self, acc, max_distance: float | None = None) -> None:
+    def __init__(self, acc, max_distance: float | None = None, *, overlap: bool = True) -> None:
         import cupy as cp
 
         self.acc = acc
@@ -80,7 +82,7 @@ class GpuStats:
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self._rows = (None, None)
         self.stream = None
-        if os.environ.get("FASTAPSP_STATS_OVERLAP", "1") != "0":
+        if overlap:
             # CUDA clamps a priority past the device's range to its highest (-5 on current GPUs).
             self.stream = cp.cuda.Stream(non_blocking=True, priority=-100)
         self._held = None  # (block, event): the last block, until its reduction is ordered before reuse

@@ -241,7 +241,7 @@ def test_min_plus_zero_inner_dimension():
 
 @pytest.mark.parametrize("k", [1, 3, 4, 5, 16, 19, 20, 31, 32])
 @pytest.mark.parametrize("accumulate", [False, True])
-def test_min_plus_small_k_kernel_equals_host(k, accumulate, monkeypatch):
+def test_min_plus_small_k_kernel_equals_host(k, accumulate):
     """min_plus_smallk.cu (K <= 32, 8 column tiles a block) against NumPy and min_plus.cu, with N not a
     multiple of its 512 columns, M not a multiple of 64, and the output a column slice of a wider block."""
     from fastapsp.stages._cuda import min_plus_cuda
@@ -255,9 +255,8 @@ def test_min_plus_small_k_kernel_equals_host(k, accumulate, monkeypatch):
     got = cp.asarray(block)
     min_plus_cuda(cp.asarray(a), cp.asarray(b), got[:, 17 : 17 + n], accumulate)
     np.testing.assert_array_equal(got.get(), ref)
-    monkeypatch.setenv("FASTAPSP_SMALLK_MINPLUS", "0")  # the general kernel gives the same
-    tiled = cp.asarray(block)
-    min_plus_cuda(cp.asarray(a), cp.asarray(b), tiled[:, 17 : 17 + n], accumulate)
+    tiled = cp.asarray(block)  # the general kernel gives the same
+    min_plus_cuda(cp.asarray(a), cp.asarray(b), tiled[:, 17 : 17 + n], accumulate, smallk=False)
     np.testing.assert_array_equal(tiled.get(), ref)
 
 

@@ -367,20 +367,15 @@ def host_kernels(tmp_path_factory):
 @pytest.fixture
 def on_host_kernels(host_kernels, monkeypatch):
     """jet.py's kernel path on NumPy arrays, its launches run by the host build of jet.cu."""
-    monkeypatch.setattr(jet_module, "_kernels", lambda xp: True)
+    monkeypatch.setattr(jet_module, "_kernels", lambda xp, kernels: kernels)
     monkeypatch.setattr(jet_module, "_launch", host_kernels.launch)
     host_kernels.launched.clear()
     return host_kernels
 
 
 def array_path(function, *args, **kwargs):
-    """``function`` on jet.py's array-op path (whatever the test patched)."""
-    kernels = jet_module._kernels
-    jet_module._kernels = lambda xp: False
-    try:
-        return function(*args, **kwargs)
-    finally:
-        jet_module._kernels = kernels
+    """``function`` on jet.py's array-op path (``kernels=False``, also under on_host_kernels)."""
+    return function(*args, kernels=False, **kwargs)
 
 
 def assert_tables_empty(g):
@@ -462,19 +457,13 @@ def _on_device(xp, g):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
-def test_gpu_kernels_match_array_path(xp, seed, monkeypatch):
+def test_gpu_kernels_match_array_path(xp, seed):
     if xp is np:
         pytest.skip("runs on CuPy")
-    monkeypatch.delenv("FASTAPSP_JET_KERNELS", raising=False)
 
     def both(function, *args, **kwargs):
         """``function`` with the kernels, then on the array-op path, both on CuPy."""
-        got = function(*args, **kwargs)
-        monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
-        try:
-            return got, function(*args, **kwargs)
-        finally:
-            monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+        return function(*args, **kwargs), function(*args, kernels=False, **kwargs)
 
     def same(pair):
         got, want = pair
@@ -495,31 +484,25 @@ def test_gpu_kernels_match_array_path(xp, seed, monkeypatch):
     locked = xp.asarray(rng.random(g.n) < 0.2)
     stats = xp.zeros((2, 6), dtype=xp.int64)
     got = _lp_candidates(xp, gd, ld, locked, sizes, 5, 0.25, (stats[0], stats[1]))
-    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
-    want = _lp_candidates(xp, gd, ld, locked, sizes, 5, 0.25)
-    monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+    want = _lp_candidates(xp, gd, ld, locked, sizes, 5, 0.25, kernels=False)
     same((got, want))
     keys, sums = gd.tables(xp)
     assert bool((keys == -1).all()) and not bool(sums.any())
     dest, gain, cand, _ = want
     moved_k = _lp_move(xp, gd, ld, dest, gain, cand, sizes.copy(), 7)
-    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
-    moved_a = _lp_move(xp, gd, ld, dest, gain, cand, sizes.copy(), 7)
-    monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+    moved_a = _lp_move(xp, gd, ld, dest, gain, cand, sizes.copy(), 7, kernels=False)
     same((moved_k, moved_a))
     g, labels, sizes_h, bound, soft = rebalance_state(seed)
     gd, ld, sizes = _on_device(xp, g), xp.asarray(labels), xp.asarray(sizes_h)
     scratch = (xp.zeros(5 * BUCKETS, dtype=xp.int64), xp.empty((g.n, 5), dtype=xp.int64))
     rows = _rebalance_rows(xp, gd, ld, sizes, 5, bound, soft, seed, scratch)
     assert not bool(scratch[0].any())
-    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
-    want_rows = _rebalance_rows(xp, gd, ld, sizes, 5, bound, soft, seed)
-    monkeypatch.delenv("FASTAPSP_JET_KERNELS")
+    want_rows = _rebalance_rows(xp, gd, ld, sizes, 5, bound, soft, seed, kernels=False)
     np.testing.assert_array_equal(sorted_rows(rows), sorted_rows(want_rows))
     np.testing.assert_array_equal(sorted_rows(rows), sorted_rows(_rebalance_rows(np, g, labels, sizes_h, 5, bound,
                                                                                  soft, seed)))
     moved, to = _jetr_moves(rows, sizes_h, 5, bound, soft)
-    same(both(lambda: _apply_moves(xp, gd, ld, sizes.copy(), xp.asarray(moved), xp.asarray(to), k=5)))
+    same(both(lambda **kw: _apply_moves(xp, gd, ld, sizes.copy(), xp.asarray(moved), xp.asarray(to), k=5, **kw)))
 
 
 # ------------------------------------------------------------------ the registered GPU partitioner
@@ -535,10 +518,9 @@ def test_jet_without_gpu_names_cupy(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [*GRAPHS, "disconnected"])
-def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name, monkeypatch):
+def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name):
     if xp is np:
         pytest.skip("runs on CuPy")
-    monkeypatch.delenv("FASTAPSP_JET_KERNELS", raising=False)
     graph = disconnected_case() if name == "disconnected" else GRAPHS[name]()[0]
     indptr, indices = graph.undirected_adjacency()
     for k in (2, 16):
@@ -575,13 +557,13 @@ def test_gpu_auto_partitioner_is_jet_from_its_size_on(xp, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_jet_array_path_switch(xp, monkeypatch):
-    """FASTAPSP_JET_KERNELS=0 runs the array-op code on CuPy: the same labels."""
+def test_gpu_jet_array_path_switch(xp):
+    """``kernels=False`` runs the array-op code on CuPy: the same labels."""
     if xp is np:
         pytest.skip("runs on CuPy")
     graph, _ = GRAPHS["minnesota"]()
     indptr, indices = graph.undirected_adjacency()
-    monkeypatch.setenv("FASTAPSP_JET_KERNELS", "0")
-    on_device = jet_partition(xp.asarray(indptr), xp.asarray(indices), 7, seed=4, imbalance=0.03, coarsest=60)
+    on_device = jet_partition(xp.asarray(indptr), xp.asarray(indices), 7, seed=4, imbalance=0.03, coarsest=60,
+                              kernels=False)
     np.testing.assert_array_equal(host(on_device), jet_partition(indptr, indices, 7, seed=4, imbalance=0.03,
                                                                  coarsest=60))

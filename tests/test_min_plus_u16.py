@@ -129,17 +129,19 @@ def test_integer_weights_property():
 
 @pytest.mark.parametrize("k, tiles", [(70, 18), (20, 6), (40, 6)])
 @pytest.mark.parametrize("fits", [True, False])
-def test_fallback_tiles_are_counted(xp, monkeypatch, capsys, fits, k, tiles):
-    """FASTAPSP_U16_DEBUG=1 reports the tiles computed in float32: none when every operand fits.
+def test_fallback_tiles_are_counted(xp, capsys, fits, k, tiles):
+    """``count_fallbacks`` reports the tiles computed in float32: none when every operand fits.
     Tiles of 64 x 128 for min_plus_u16.cu (K = 70), blocks of 64 x 512 for min_plus_smallk_u16.cu."""
     if xp is np:
         pytest.skip("the packed path is the GPU's")
-    monkeypatch.setenv("FASTAPSP_U16_DEBUG", "1")
+    from fastapsp.stages._cuda import min_plus_cuda
+
     rng = np.random.default_rng(4)
     a, b = _operand(rng, (130, k), 900), _operand(rng, (k, 700), 900)
     if not fits:
         b[3, 650] = LIMIT + 1  # one column tile (of 128, or block of 512), every row tile
-    got = min_plus(xp.asarray(a), xp.asarray(b), integer=True)
+    got = xp.empty((130, 700), dtype=np.float32)
+    min_plus_cuda(xp.asarray(a), xp.asarray(b), got, False, True, count_fallbacks=True)
     np.testing.assert_array_equal(host(got), _reference(a, b))
     line = capsys.readouterr().err
     assert (f"0 of {tiles} tiles" in line) if fits else (f"3 of {tiles} tiles" in line), line

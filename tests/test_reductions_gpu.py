@@ -21,10 +21,14 @@ from fastapsp.sink import NullSink
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(gpu_count() == 0, reason="no CUDA GPU visible")]
 
 
-@pytest.fixture(params=["1", "0"], ids=["own-stream", "compute-stream"])
+@pytest.fixture(params=[True, False], ids=["own-stream", "compute-stream"])
 def overlap(request, monkeypatch):
     """The kernels on their own stream (overlapping the next block) and on the compute stream."""
-    monkeypatch.setenv("FASTAPSP_STATS_OVERLAP", request.param)
+    import functools
+
+    from fastapsp import reductions_gpu
+
+    monkeypatch.setattr(reductions_gpu, "GpuStats", functools.partial(reductions_gpu.GpuStats, overlap=request.param))
     return request.param
 
 

@@ -415,29 +415,36 @@ def test_refined_twin_starts_from_the_same_partition(k):
 
 
 def test_refined_twin_on_the_host_when_asked(monkeypatch):
-    """FASTAPSP_REFINE_GPU=0 keeps the cluster moves on the host; the worker count is recorded."""
+    """``gpu=False`` keeps the cluster moves on the host, with the labels of the +b name; the worker count
+    is recorded."""
+    from fastapsp.partition import _refine
+
     pytest.importorskip("pymetis")
     graph, _ = minnesota_case()
-    monkeypatch.setenv("FASTAPSP_REFINE_GPU", "0")
     monkeypatch.setenv("FASTAPSP_REFINE_WORKERS", "2")
     refined = partition_graph(graph, 8, "metis+b", seed=3)
-    assert refined.details["refine_backend"] == "numpy"
-    assert refined.details["refine_workers"] == 2
+    indptr, indices = graph.undirected_adjacency()
+    labels = partition_graph(graph, 8, "metis", seed=3).labels
+    on_host, details = _refine(indptr, indices, labels, 8, seed=3, imbalance=0.03, gpu=False)
+    assert details["refine_backend"] == "numpy" and details["refine_workers"] == 2
+    np.testing.assert_array_equal(on_host, refined.labels)
 
 
 @pytest.mark.gpu
-def test_refined_twin_moves_clusters_on_the_gpu_and_agrees_with_the_host(xp, monkeypatch):
+def test_refined_twin_moves_clusters_on_the_gpu_and_agrees_with_the_host(xp):
     """With a GPU the +b names run the cluster moves on CuPy by default, with the host's labels."""
+    from fastapsp.partition import _refine
+
     if xp is np:
         pytest.skip("compares CuPy against NumPy")
     pytest.importorskip("pymetis")
     graph, _, _ = delaunay_case(8000, seed=3)
-    monkeypatch.delenv("FASTAPSP_REFINE_GPU", raising=False)
     on_gpu = partition_graph(graph, 4, "metis+b", seed=3)
-    monkeypatch.setenv("FASTAPSP_REFINE_GPU", "0")
-    on_host = partition_graph(graph, 4, "metis+b", seed=3)
-    assert on_gpu.details["refine_backend"] == "cupy" and on_host.details["refine_backend"] == "numpy"
-    np.testing.assert_array_equal(on_gpu.labels, on_host.labels)
+    indptr, indices = graph.undirected_adjacency()
+    labels = partition_graph(graph, 4, "metis", seed=3).labels
+    on_host, details = _refine(indptr, indices, labels, 4, seed=3, imbalance=0.03, gpu=False)
+    assert on_gpu.details["refine_backend"] == "cupy" and details["refine_backend"] == "numpy"
+    np.testing.assert_array_equal(on_gpu.labels, on_host)
 
 
 def test_unknown_refinement():

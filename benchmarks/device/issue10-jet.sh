@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 10, the jet partitioner on one GPU (H100); about 2-3 minutes, at most BUDGET = 290 s (+ the summary):
 #   1. the GPU tests of tests/test_jet.py (each kernel of fastapsp/kernels/jet.cu against jet.py's array-op
-#      code on CuPy, jet on CuPy against NumPy, the registered partitioner, the FASTAPSP_JET_KERNELS=0 switch);
+#      code on CuPy, jet on CuPy against NumPy, the registered partitioner, jet_partition(kernels=False));
 #   2. metis and jet with benchmarks/partition_bench.py on roadFLA (k = 595) and del20-unit (k = 583): one
 #      warm-up each (kernels compiled), then 3 timed runs (seconds device-synchronised, the median reported;
 #      the partitioner's own seconds, as the issue's METIS figures, and the whole call with the metrics);

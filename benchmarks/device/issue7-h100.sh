@@ -5,7 +5,7 @@
 set -u
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 FASTAPSP_COMMIT=a2a37bc TAG=h100-final CHECK=1
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-save() { tar czf $OUT/results.tgz benchmarks/results/h100-final benchmarks/results/h100-final-float32 benchmarks/results/h100-kernels 2>/dev/null; }
+save() { tar czf $OUT/results.tgz benchmarks/results/h100-final benchmarks/results/h100-kernels 2>/dev/null; }
 mk() { n=$1; shift; [ -s benchmarks/data/$n.mtx ] || python3 scripts/make_delaunay.py "$@" -o benchmarks/data/$n.mtx >/dev/null; }
 ( mk del20-unit --scale 20 --seed 1 & mk del18-euclid --scale 18 --seed 1 --weights euclidean & mk del20-euclid --scale 20 --seed 1 --weights euclidean & mk del20-euclid-directed --scale 20 --seed 1 --weights euclidean --directed & mk delaunay16r --scale 16 --seed 1 & wait ) & MK=$!
 timeout 100 python3 -m pytest -q -x -p no:cacheprovider -m gpu tests/test_min_plus_u16.py tests/test_boundary_graph.py tests/test_gpu_pipeline.py 2>&1 | tail -2
@@ -13,12 +13,10 @@ python3 benchmarks/minplus_u16_bench.py --tag h100-kernels 2>&1 | grep -v "M=  4
 save
 run() { timeout $1 bash benchmarks/scale_device.sh run "${@:2}" 2>&1 | grep -v -i warn | grep -v "^mean\|sampled rows"; save; }
 run 40 roadFLA auto boundary-graph
-FASTAPSP_PACKED_MINPLUS=0 TAG=h100-final-float32 CHECK=0 run 40 roadFLA auto boundary-graph
 run 50 luxembourg_osm "16 32 64" boundary-graph
 wait $MK
 run 50 delaunay16r "8 16 32" boundary-graph
 run 80 del20-unit auto boundary-graph
-FASTAPSP_PACKED_MINPLUS=0 TAG=h100-final-float32 CHECK=0 run 40 del20-unit auto boundary-graph
 run 30 del18-euclid auto boundary-graph
 run 80 del20-euclid auto boundary-graph
 run 80 del20-euclid-directed auto boundary-graph

@@ -3,7 +3,7 @@
 # (default 2), the defaults (k by the cost model, --partitioner auto: Jet on rank 0's GPU), one
 # component's 32 sampled rows checked against SciPy after every run.  Results under
 # benchmarks/results/$TAG (default h200x$GPUS-s9) and in $OUT/results-$TAG.tgz.  VARIANTS="VAR=VALUE ...":
-# the runs of several ranks again with each variable set (e.g. FASTAPSP_FAST_EXIT=0), under $TAG-<var><value>.
+# the runs of several ranks again with each variable set (e.g. FASTAPSP_SUPERVISE=0), under $TAG-<var><value>.
 #   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) GPUS=2 bash benchmarks/device/issue7-multigpu.sh
 set -u
 cd "$(dirname "$0")/../.."
@@ -28,7 +28,7 @@ run 90 roadFLA auto boundary-graph
 LAUNCHER="$M" RANKS=$GPUS run 90 roadFLA auto boundary-graph
 run 120 del20-unit auto boundary-graph
 LAUNCHER="$M" RANKS=$GPUS run 120 del20-unit auto boundary-graph
-for v in ${VARIANTS:-}; do  # the ranks' runs again with one variable set, e.g. FASTAPSP_FAST_EXIT=0, under $TAG-<v>
+for v in ${VARIANTS:-}; do  # the ranks' runs again with one variable set, e.g. FASTAPSP_SUPERVISE=0, under $TAG-<v>
     name=${v%%=*}; tag="$TAG-$(echo "${name#FASTAPSP_}${v#*=}" | tr 'A-Z_' 'a-z-')"
     ( export "$v" TAG="$tag" LAUNCHER="$M -x $name" RANKS=$GPUS
       run 90 roadFLA auto boundary-graph

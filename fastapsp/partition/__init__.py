@@ -147,12 +147,13 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
                           details=details)
 
 
-def _refine(indptr, indices, labels, k: int, *, seed: int, imbalance: float):
+def _refine(indptr, indices, labels, k: int, *, seed: int, imbalance: float, gpu: bool | None = None):
     """Boundary refinement of ``labels``; labels and details.
 
     The pairwise cuts run on the host (forked workers, FASTAPSP_REFINE_WORKERS);
-    the cluster moves on the GPU when CuPy sees one, unless FASTAPSP_REFINE_GPU=0
-    (NumPy and CuPy give the same labels).
+    the cluster moves on the GPU when ``gpu`` is True, on the host when False,
+    and by default (None) on the GPU when CuPy sees one (NumPy and CuPy give
+    the same labels).
     """
     from ..backend import gpu_count
     from .workers import worker_count
@@ -160,7 +161,7 @@ def _refine(indptr, indices, labels, k: int, *, seed: int, imbalance: float):
     start = time.perf_counter()
     stats: dict = {}
     workers = worker_count()
-    if os.environ.get("FASTAPSP_REFINE_GPU", "").strip() != "0" and gpu_count() > 0:
+    if gpu_count() > 0 if gpu is None else gpu:
         import cupy
 
         refined = refine_boundary(cupy.asarray(indptr), cupy.asarray(indices), cupy.asarray(labels), k,

@@ -43,8 +43,9 @@ iteration three kernels that keep, per overweight part, only the vertices
 whose loss lies in the buckets that cover its excess, a copy of those rows to
 the host, which chooses the moves (on roadFLA a median of 1,100 rows, sorted
 there in well under a millisecond), and one kernel that applies them.
-``FASTAPSP_JET_KERNELS=0`` switches to the array-op code that the NumPy path
-runs (the reference the kernels are tested against).
+``kernels=False`` (of :func:`jet_partition` and the steps) runs the array-op
+code of the NumPy path on CuPy instead (the reference the kernels are tested
+against).
 
 The balance bound is ``ceil((1 + imbalance) * n / k)`` vertices per part.
 Everything is a function of the graph and the seed (integer arithmetic, fixed
@@ -52,8 +53,6 @@ tie-breaking), so labels are the same for the same seed, on NumPy and on CuPy.
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 
@@ -102,9 +101,9 @@ _BLOCK = 256  # a whole number of warps (jet_lp_candidates reduces over warps)
 _MASK32 = 0xFFFFFFFF
 
 
-def _kernels(xp) -> bool:
-    """Whether the kernels of jet.cu run: on CuPy, unless FASTAPSP_JET_KERNELS=0."""
-    return xp is not np and os.environ.get("FASTAPSP_JET_KERNELS", "1") != "0"
+def _kernels(xp, kernels: bool) -> bool:
+    """Whether the kernels of jet.cu run: on CuPy, when ``kernels`` asks for them."""
+    return xp is not np and bool(kernels)
 
 
 def _launch(name: str, n: int, *args) -> None:
@@ -188,10 +187,10 @@ class _Level:
 
 
 # ------------------------------------------------------------------ coarsening
-def _heaviest_neighbour(xp, g: _Level, allowed, salt: int):
+def _heaviest_neighbour(xp, g: _Level, allowed, salt: int, *, kernels: bool = True):
     """Per vertex: the neighbour over the heaviest allowed arc (ties: larger hash), or -1."""
     n = g.n
-    if _kernels(xp):  # the same choice, one thread per vertex
+    if _kernels(xp, kernels):  # the same choice, one thread per vertex
         best = xp.empty(n, dtype=xp.int64)
         _launch("jet_heaviest_neighbour", n, g.indptr, g.indices, g.eweights, xp.ascontiguousarray(allowed),
                 np.uint32(salt & _MASK32), np.int64(n), best)
@@ -225,14 +224,14 @@ def _pair_by_key(xp, vertices, keys, mate, vweights, cap: int):
     mate[b] = a
 
 
-def _heavy_edge_matching(xp, g: _Level, cap: int, salt: int):
+def _heavy_edge_matching(xp, g: _Level, cap: int, salt: int, *, kernels: bool = True):
     """Up to HEM_PASSES passes of mutual heaviest-neighbour proposals (salts ``salt + pass``).
 
     The passes stop after one that matches nobody.
     """
     n = g.n
     mate = xp.full(n, -1, dtype=xp.int64)
-    if _kernels(xp):  # two kernels a pass; the stop is a flag on the device (no host round trip)
+    if _kernels(xp, kernels):  # two kernels a pass; the stop is a flag on the device (no host round trip)
         go = xp.zeros(HEM_PASSES + 1, dtype=xp.int32)
         go[0] = 1
         want = xp.empty(n, dtype=xp.int64)
@@ -245,7 +244,7 @@ def _heavy_edge_matching(xp, g: _Level, cap: int, salt: int):
     for p in range(HEM_PASSES):
         free = mate < 0
         allowed = weight_ok & free[g.rows] & free[g.indices]
-        want = _heaviest_neighbour(xp, g, allowed, salt + p)
+        want = _heaviest_neighbour(xp, g, allowed, salt + p, kernels=kernels)
         has = want >= 0
         mutual = xp.zeros(n, dtype=bool)
         mutual[has] = want[want[has]] == xp.arange(n, dtype=xp.int64)[has]
@@ -256,10 +255,10 @@ def _heavy_edge_matching(xp, g: _Level, cap: int, salt: int):
     return mate
 
 
-def _match(xp, g: _Level, cap: int, seed: int, level: int):
+def _match(xp, g: _Level, cap: int, seed: int, level: int, *, kernels: bool = True):
     """Heavy-edge matching, then two-hop matching (leaves, twins, relatives) when too few are matched."""
     n = g.n
-    mate = _heavy_edge_matching(xp, g, cap, seed * 7919 + level * 131)
+    mate = _heavy_edge_matching(xp, g, cap, seed * 7919 + level * 131, kernels=kernels)
     if int(xp.count_nonzero(mate >= 0)) >= TWO_HOP_BELOW * n:
         return mate
     degree = g.indptr[1:] - g.indptr[:-1]
@@ -272,7 +271,7 @@ def _match(xp, g: _Level, cap: int, seed: int, level: int):
     free = xp.flatnonzero(free_mask & (degree > 1))
     _pair_by_key(xp, free, degree[free] * (1 << 40) + hashed[free], mate, g.vweights, cap)
     # Relatives: same heaviest neighbour, matched or not.
-    hub = _heaviest_neighbour(xp, g, xp.ones(g.indices.shape[0], dtype=bool), seed * 31 + level)
+    hub = _heaviest_neighbour(xp, g, xp.ones(g.indices.shape[0], dtype=bool), seed * 31 + level, kernels=kernels)
     free = xp.flatnonzero((mate < 0) & (hub >= 0))
     _pair_by_key(xp, free, hub[free], mate, g.vweights, cap)
     return mate
@@ -344,7 +343,7 @@ def _connections(xp, g: _Level, labels, k: int, allowed_part=None):
     return best, conn, own
 
 
-def _lp_candidates(xp, g: _Level, labels, locked, sizes, k: int, c: float, stats=None):
+def _lp_candidates(xp, g: _Level, labels, locked, sizes, k: int, c: float, stats=None, *, kernels: bool = True):
     """Jetlp's destination, gain and candidate mask of every vertex, and ``[2 * edge cut, *part weights]``.
 
     On the kernel path ``stats`` is a pair of rows of ``k + 1`` int64 on the
@@ -353,7 +352,7 @@ def _lp_candidates(xp, g: _Level, labels, locked, sizes, k: int, c: float, stats
     call gets the rows the other way round).
     """
     n = g.n
-    if _kernels(xp):
+    if _kernels(xp, kernels):
         dest, gain = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64)
         cand = xp.empty(n, dtype=bool)
         keys, sums = g.tables(xp)
@@ -367,7 +366,7 @@ def _lp_candidates(xp, g: _Level, labels, locked, sizes, k: int, c: float, stats
     return dest, gain, cand, xp.concatenate([foreign, sizes]).astype(xp.int64)
 
 
-def _lp_move(xp, g: _Level, labels, dest, gain, cand, sizes, salt: int):
+def _lp_move(xp, g: _Level, labels, dest, gain, cand, sizes, salt: int, *, kernels: bool = True):
     """The afterburner and the moves of Jetlp: new labels, the moved mask and the new part weights.
 
     A candidate's gain is recomputed as if every candidate of higher priority
@@ -375,7 +374,7 @@ def _lp_move(xp, g: _Level, labels, dest, gain, cand, sizes, salt: int):
     The kernel path updates ``sizes`` in place.
     """
     n = g.n
-    if _kernels(xp):
+    if _kernels(xp, kernels):
         new, moved = xp.empty(n, dtype=xp.int32), xp.empty(n, dtype=bool)
         _launch("jet_lp_move", n, g.indptr, g.indices, g.eweights, g.vweights, labels, dest, gain, cand,
                 np.uint32(salt & _MASK32), np.int64(n), new, moved, sizes)
@@ -387,17 +386,17 @@ def _lp_move(xp, g: _Level, labels, dest, gain, cand, sizes, salt: int):
     delta = g.eweights * ((where == dest[r]).astype(xp.int64) - (where == labels[r]).astype(xp.int64))
     move = cand & (_row_sums(xp, g.indptr, delta) >= 0)
     v = xp.flatnonzero(move)
-    new, sizes = _apply_moves(xp, g, labels, sizes, v, dest[v], k=sizes.shape[0])
+    new, sizes = _apply_moves(xp, g, labels, sizes, v, dest[v], k=sizes.shape[0], kernels=kernels)
     return new, move, sizes
 
 
-def _apply_moves(xp, g: _Level, labels, sizes, vertices, to, *, k: int):
+def _apply_moves(xp, g: _Level, labels, sizes, vertices, to, *, k: int, kernels: bool = True):
     """Labels with ``vertices[i]`` moved to part ``to[i]`` (a copy) and the part weights after the moves.
 
     The kernel path updates ``sizes`` in place.
     """
     new = labels.copy()
-    if _kernels(xp):
+    if _kernels(xp, kernels):
         _launch("jet_apply_moves", int(vertices.shape[0]), vertices, to, g.vweights, np.int64(vertices.shape[0]), new,
                 sizes)
         return new, sizes
@@ -417,7 +416,8 @@ _POWERS_OF_TWO = 1 << np.arange(63, dtype=np.int64)
 BUCKETS = 89  # loss buckets 0..88
 
 
-def _rebalance_rows(xp, g: _Level, labels, sizes, k: int, bound: int, soft: int, salt: int, scratch=None):
+def _rebalance_rows(xp, g: _Level, labels, sizes, k: int, bound: int, soft: int, salt: int, scratch=None, *,
+                    kernels: bool = True):
     """The rows ``(vertex, part, destination, key, weight)`` on the host, of the vertices that may rebalance.
 
     For a vertex of an overweight part: the best-connected part below ``soft``
@@ -430,7 +430,7 @@ def _rebalance_rows(xp, g: _Level, labels, sizes, k: int, bound: int, soft: int,
     kernel path's ``(hist, rows)`` buffers.
     """
     n = g.n
-    if _kernels(xp):
+    if _kernels(xp, kernels):
         hist, rows = scratch
         dest, key = xp.empty(n, dtype=xp.int64), xp.empty(n, dtype=xp.int64)
         cutoff = xp.empty(k, dtype=xp.int64)
@@ -509,9 +509,9 @@ def _bin_weights(xp, bins, weights, k: int):
     return out
 
 
-def _part_weights(xp, labels, vweights, k: int):
+def _part_weights(xp, labels, vweights, k: int, *, kernels: bool = True):
     """Vertex weight of every part (integer atomics on the GPU: the same sums in any order)."""
-    if not _kernels(xp):
+    if not _kernels(xp, kernels):
         return _bin_weights(xp, labels, vweights, k)
     out = xp.zeros(k, dtype=xp.int64)
     _launch("jet_part_weights", int(labels.shape[0]), labels, vweights, np.int64(labels.shape[0]), out)
@@ -519,15 +519,15 @@ def _part_weights(xp, labels, vweights, k: int):
 
 
 def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, total: int, c: float, seed: int, level: int,
-                  patience: int = PATIENCE):
+                  patience: int = PATIENCE, kernels: bool = True):
     """Jetlp while balanced, Jetr while not; the best balanced labels of the level (else the least unbalanced).
 
     One host round trip per Jetlp iteration (the cut and the part weights of
     the labels), three per Jetr iteration (those, the rows, the moves back).
     """
-    kernels = _kernels(xp)
+    kernels = _kernels(xp, kernels)
     labels = labels.astype(xp.int32)
-    sizes = _part_weights(xp, labels, g.vweights, k)
+    sizes = _part_weights(xp, labels, g.vweights, k, kernels=kernels)
     soft = max(1, (total + k * bound) // (2 * k))  # half-way from the average part to the bound
     locked = xp.zeros(g.n, dtype=bool)
     if kernels:
@@ -537,7 +537,8 @@ def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, total: int, c: f
     stall = 0
     for it in range(MAX_ITERATIONS):
         dest, gain, cand, row = _lp_candidates(xp, g, labels, locked, sizes, k, c,
-                                               (stats[it % 2], stats[1 - it % 2]) if kernels else None)
+                                               (stats[it % 2], stats[1 - it % 2]) if kernels else None,
+                                               kernels=kernels)
         row = _host(row)
         sizes_now = row[1:]
         largest = int(sizes_now.max())
@@ -554,17 +555,20 @@ def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, total: int, c: f
             break
         salt = seed * 1_000_003 + level * 10_007 + it
         if largest > bound:
-            rows = _rebalance_rows(xp, g, labels, sizes, k, bound, soft, salt, scratch if kernels else None)
+            rows = _rebalance_rows(xp, g, labels, sizes, k, bound, soft, salt, scratch if kernels else None,
+                                   kernels=kernels)
             vertices, to = _jetr_moves(rows, sizes_now, k, bound, soft)
-            labels, sizes = _apply_moves(xp, g, labels, sizes, xp.asarray(vertices), xp.asarray(to), k=k)
+            labels, sizes = _apply_moves(xp, g, labels, sizes, xp.asarray(vertices), xp.asarray(to), k=k,
+                                         kernels=kernels)
             locked = xp.zeros(g.n, dtype=bool)
         else:
-            labels, locked, sizes = _lp_move(xp, g, labels, dest, gain, cand, sizes, salt)
+            labels, locked, sizes = _lp_move(xp, g, labels, dest, gain, cand, sizes, salt, kernels=kernels)
     return best
 
 
 # ------------------------------------------------------------------ driver
-def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coarsest: int | None = None):
+def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coarsest: int | None = None,
+                  kernels: bool = True):
     """Jet on NumPy or CuPy arrays (the array module of ``indptr``); labels on that module.
 
     Parameters
@@ -579,6 +583,9 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
         Parts hold at most ``ceil((1 + imbalance) * n / k)`` vertices.
     coarsest : int, optional
         Coarsen until at most this many vertices (default ``max(COARSEST_PER_PART * k, 1000)``).
+    kernels : bool
+        On CuPy, run the per-vertex steps as the kernels of ``jet.cu`` (default)
+        or, when False, as the array operations of the NumPy path: the same labels.
 
     Returns
     -------
@@ -609,7 +616,7 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
         g = levels[-1]
         # No coarse vertex heavier than 1.5 times an average vertex of the coarsest graph.
         cap = max(2, int(1.5 * n / target))
-        coarse = _contract(xp, g, _match(xp, g, cap, seed, len(levels)))
+        coarse = _contract(xp, g, _match(xp, g, cap, seed, len(levels), kernels=kernels))
         if coarse.n > SHRINK_AT_LEAST * g.n:
             g.coarse_map = None
             break
@@ -622,7 +629,8 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
         # Coarse vertices may weigh more than the slack of a part: the bound there allows the heaviest one.
         level_bound = bound if depth == 0 else max(bound, n // k + int(g.vweights.max()))
         c = LP_FILTER_FINEST if depth == 0 else LP_FILTER_COARSE
-        labels = _refine_level(xp, g, labels, k, level_bound, total=n, c=c, seed=seed, level=depth)
+        labels = _refine_level(xp, g, labels, k, level_bound, total=n, c=c, seed=seed, level=depth,
+                               kernels=kernels)
     return labels.astype(xp.int32)
 
 

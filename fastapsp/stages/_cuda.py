@@ -8,7 +8,6 @@ or its dtype differs from the result's.
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 
@@ -68,18 +67,24 @@ def _rows(x, dtype):
 
 
 # ---------------------------------------------------------------- min-plus
-def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
+def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="auto", smallk=True,
+                  count_fallbacks=False):
     """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``.
 
     ``integer``: the operands hold whole numbers (integer weights), so float32
     products run in packed 16-bit arithmetic (``min_plus_u16.cu`` from K = 64,
     ``min_plus_smallk_u16.cu`` for K = 9..48), block by block falling back to
-    float32 where an operand does not fit in it.
-    ``FASTAPSP_PACKED_MINPLUS=0`` in the environment keeps float32, ``=all``
-    takes ``min_plus_u16.cu`` at every K (for comparing them in benchmarks).  ``options``: extra
-    compiler options of the kernel (benchmarks: ``-DMP_CUT_TAIL=0|1``,
-    ``-DU16_SPLIT``).
+    float32 where an operand does not fit in it.  The keywords pick other
+    kernels, for comparing them (benchmarks, tests); every choice gives the
+    same result.  ``packed``: ``"auto"`` as above, ``"never"`` keeps float32,
+    ``"always"`` takes ``min_plus_u16.cu`` at every K.  ``smallk=False`` keeps
+    ``min_plus.cu`` where a small-K kernel would run.  ``count_fallbacks``
+    prints how many tiles of a 16-bit kernel fell back to float32 (one sync a
+    call).  ``options``: extra compiler options of the kernel
+    (``-DMP_CUT_TAIL=0|1``, ``-DU16_SPLIT``).
     """
+    if packed not in ("auto", "never", "always"):
+        raise ValueError(f"packed: {packed!r} is not 'auto', 'never' or 'always'")
     m, k = a.shape
     n = b.shape[1]
     if m == 0 or n == 0:
@@ -96,21 +101,18 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
     # the packed kernel is faster than float32 from K = 75 (8.98 vs 8.36 T relaxations/s; 11.2 vs
     # 9.7 at K = 150) and slower at K = 15..22 (3.6 vs 6.9 at K = 20), as whole runs found
     # (results/h100-final*: del20-unit gained 11%, roadFLA lost 1.9x).
-    switch = os.environ.get("FASTAPSP_PACKED_MINPLUS", "1")  # "0": never, "all": min_plus_u16.cu at any K
-    can_pack = bool(integer) and dtype == np.float32 and switch != "0"
-    packed = can_pack and (k >= _U16_MIN_K or switch == "all")
+    can_pack = bool(integer) and dtype == np.float32 and packed != "never"
+    wide_u16 = can_pack and (k >= _U16_MIN_K or packed == "always")
     # Short K (road networks' components): a block keeps A's slice in shared memory over several
     # column tiles.  In float32, min_plus_smallk.cu for K <= 32 (16 in float64; H100,
     # results/h100-s6-kernels: 2.55 vs 3.03 ms at M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32;
     # the same at K = 8 and 15).  For whole numbers its packed 16-bit form min_plus_smallk_u16.cu
     # from K = 9 to 48 (H100, results/s10-kernels*: 1.79 vs 2.45 ms at M = 996, K = 20; 1.60 vs
     # 2.07 at K = 15; 2.43 vs 3.46 at K = 32; 2.98 vs 5.43 at K = 40; at K = 8 it was 4% slower).
-    # FASTAPSP_SMALLK_MINPLUS=0 keeps min_plus.cu (benchmarks).
-    smallk_ok = os.environ.get("FASTAPSP_SMALLK_MINPLUS", "1") != "0"
-    smallk_u16 = not packed and can_pack and smallk_ok and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
-    smallk = not packed and not smallk_u16 and smallk_ok and k <= _SMALLK_MAX_K[dtype]
+    smallk_u16 = not wide_u16 and can_pack and smallk and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
+    smallk_f = not wide_u16 and not smallk_u16 and smallk and k <= _SMALLK_MAX_K[dtype]
     options = tuple(options)
-    if not (packed or smallk or smallk_u16) and not any(o.startswith("-DMP_CUT_TAIL") for o in options) \
+    if not (wide_u16 or smallk_f or smallk_u16) and not any(o.startswith("-DMP_CUT_TAIL") for o in options) \
             and _cut_tail(k):
         options += ("-DMP_CUT_TAIL=1",)
     if smallk_u16:
@@ -118,16 +120,16 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=()):
             options += ("-DSKU_MAXK=48",)
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
         width = _SMALLK_COLS
-    elif packed:
+    elif wide_u16:
         kernel, width = get_kernel("min_plus_u16.cu", "min_plus_u16", dtype, options=options), _U16_COLS
-    elif smallk:
+    elif smallk_f:
         kernel, width = get_kernel("min_plus_smallk.cu", "min_plus_smallk", dtype, options=options), _SMALLK_COLS
     else:
         kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=options), _TILE
     cols_per_launch = _MAX_GRID_Y * width
-    sixteen = packed or smallk_u16  # the 16-bit kernels take a fallback counter
-    counter = None  # FASTAPSP_U16_DEBUG=1: count the tiles that fell back to float32 (one sync a call)
-    if sixteen and os.environ.get("FASTAPSP_U16_DEBUG") == "1":
+    sixteen = wide_u16 or smallk_u16  # the 16-bit kernels take a fallback counter
+    counter = None  # count_fallbacks: the tiles that fell back to float32
+    if sixteen and count_fallbacks:
         import cupy as cp
 
         counter = cp.zeros(1, dtype=cp.uint32)
@@ -323,9 +325,9 @@ def boundary_sssp_cuda(indptr, indices, weights, sources, out, unit_weights, bat
     dtype = _real(out.dtype)
     total = int(sources.size)
     batch = _batch_size(n, total, dtype.itemsize, _MAX_BATCH if batch is None else int(batch))
-    direction = os.environ.get("FASTAPSP_SSSP_DIRECTION", _SSSP_DIRECTION)  # push | pull (benchmarks)
+    direction = _SSSP_DIRECTION  # push | pull: the same distances (tests and benchmarks set the module's value)
     if direction not in ("push", "pull"):
-        raise ValueError(f"FASTAPSP_SSSP_DIRECTION: {direction!r} is not push or pull")
+        raise ValueError(f"_SSSP_DIRECTION: {direction!r} is not push or pull")
     csr = _transpose(indptr, indices, weights) if direction == "pull" else (indptr, indices, weights)
     for s0 in range(0, total, batch):
         s1 = min(total, s0 + batch)
@@ -356,9 +358,8 @@ def _csr(indptr, indices, weights):
 
 
 def sssp_pass_size(cap: int = _MAX_BATCH) -> int:
-    """Sources per SSSP pass asked for: ``cap``, or ``FASTAPSP_SSSP_BATCH`` when set (the environment
-    wins: benchmarks), at most 1024."""
-    return min(int(os.environ.get("FASTAPSP_SSSP_BATCH", cap)), _MAX_BATCH)
+    """Sources per SSSP pass asked for: ``cap``, at most 1024 (``boundary_sssp(batch=)`` sets ``cap``)."""
+    return min(int(cap), _MAX_BATCH)
 
 
 def _batch_size(n, total, itemsize, cap=_MAX_BATCH):
