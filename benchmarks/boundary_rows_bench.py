@@ -40,7 +40,7 @@ def main(argv=None) -> int:
 
     from fastapsp.io import read_graph
     from fastapsp.partition import partition_graph
-    from fastapsp.pipeline import local_closures
+    from fastapsp.components import local_closures
     from fastapsp.stages import assemble_row_block, extract_inner_to_boundary, min_plus
     from fastapsp.stages.boundary_graph import BoundaryGraph
 

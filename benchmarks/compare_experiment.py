@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from _common import REPO  # noqa: E402
 
 from fastapsp.partition import PARTITIONERS  # noqa: E402
-from fastapsp.pipeline import STAGES  # noqa: E402
+from fastapsp.timing import STAGES  # noqa: E402
 
 TOP_KEYS = ("graphs", "k", "partitioners", "backend", "repetitions", "output", "dtype", "check_samples", "seed",
             "imbalance", "sssp_method")

@@ -13,7 +13,7 @@ import numpy as np
 
 from compare_experiment import PARTITIONED  # noqa: E402
 
-from fastapsp.pipeline import STAGES  # noqa: E402
+from fastapsp.timing import STAGES  # noqa: E402
 
 
 def write_plots(folder: Path, records: list[dict], partitioners: list[str]) -> tuple[list, str | None]:

@@ -14,7 +14,7 @@ sys.path.insert(0, str(HERE.parent))  # measure this checkout's fastapsp, instal
 from _common import REPO  # noqa: E402
 from compare_experiment import CSV_FIELDS, OLD_SETTINGS, PARTITIONED, REFERENCE, Experiment  # noqa: E402
 
-from fastapsp.pipeline import STAGES  # noqa: E402
+from fastapsp.timing import STAGES  # noqa: E402
 
 
 def solved_with(r: dict) -> str | None:

@@ -30,7 +30,8 @@ from compare_report import write_csv, write_report  # noqa: E402
 from fastapsp.backend import device_csr  # noqa: E402
 from fastapsp.errors import PartitionError  # noqa: E402
 from fastapsp.partition import load_partition, make_partition, partition_graph, save_partition  # noqa: E402
-from fastapsp.pipeline import STAGES, run_components  # noqa: E402
+from fastapsp.timing import STAGES  # noqa: E402
+from fastapsp.components import run_components  # noqa: E402
 from fastapsp.schedule import component_costs, schedule_components  # noqa: E402
 from fastapsp.verify import RowSampler  # noqa: E402
 
@@ -85,7 +86,7 @@ def _warm_up(backend: str, dtype: str, method: str) -> None:
         g = Graph.from_edges(n, src, dst, w, directed=False, name="warm-up")
         part = make_partition(g, (np.arange(n) >= n // 2).astype(np.int32), 2, method="warm-up", seed=0,
                               imbalance=0.0, seconds=0.0)
-        run_components(g, part, [0, 1], backend=backend, sink=NullSink(), dtype=dtype, method=method)
+        run_components(g, part, [0, 1], backend=backend, sink=NullSink(), dtype=dtype, boundary_rows=method)
     _WARM.add((backend, dtype, method))
 
 
@@ -209,7 +210,7 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
     if not data.warm and plan:
         # The first solve on a graph runs measurably slower (memory pools and the heap
         # grow to the graph's sizes): compute its largest component once, untimed.
-        run_components(graph, part, plan[:1], backend=backend, sink=NullSink(), dtype=exp.dtype, method=method)
+        run_components(graph, part, plan[:1], backend=backend, sink=NullSink(), dtype=exp.dtype, boundary_rows=method)
         data.warm = True
     if exp.output == "memory":
         need = graph.n * graph.n * np.dtype(exp.dtype).itemsize
@@ -224,7 +225,7 @@ def run_configuration(cfg: Config, data: GraphData, exp: Experiment, backend: st
         capture = RowSampler(data.samples, graph.n) if exp.output != "memory" else None  # the rows as made
         with timed(xp=xp) as t:
             stage_runs.append(run_components(graph, part, plan, backend=backend, sink=sink, dtype=exp.dtype,
-                                             method=method, on_block=capture))
+                                             boundary_rows=method, on_block=capture))
         walls.append(t.seconds)
     stages = {s: float(np.median([run[s] for run in stage_runs])) for s in STAGES}
     solve = float(np.median(walls))

@@ -32,7 +32,8 @@ def main(argv=None) -> int:
     import fastapsp
     from fastapsp.cost import auto_k
     from fastapsp.partition import partition_graph
-    from fastapsp.pipeline import StageTimer, run_components
+    from fastapsp.timing import StageTimer
+    from fastapsp.components import run_components
     from fastapsp.sink import NullSink
     from fastapsp.stages import boundary_graph
 
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
         timer = StageTimer(cp)
         start = time.perf_counter()
         run_components(graph, part, range(part.k), backend="cupy", sink=NullSink(), dtype=np.float32,
-                       method="boundary-graph", timer=timer, on_block=checksum)
+                       boundary_rows="boundary-graph", timer=timer, on_block=checksum)
         cp.cuda.Device().synchronize()
         seconds = time.perf_counter() - start
         rows.append({"dense_limit": limit, "seconds": round(seconds, 4),

@@ -67,9 +67,9 @@ def check_exact(graph_path, k, partitioner, backend, samples, seed=0, rows=256, 
 
     import fastapsp
     from fastapsp.partition import partition_graph
-    from fastapsp.pipeline import run_components
+    from fastapsp.components import run_components
 
-    from fastapsp.pipeline import default_k
+    from fastapsp.cost import default_k
 
     graph = fastapsp.read_graph(graph_path)
     part = partition_graph(graph, default_k(graph.n) if k is None else k, partitioner, backend=backend)
@@ -93,7 +93,7 @@ def check_exact(graph_path, k, partitioner, backend, samples, seed=0, rows=256, 
 
         method = choose_method(predict(part.sizes, part.boundary_per_part, graph.n, graph.m,
                                        unit_weights=graph.unit_weights, backend=backend))
-    run_components(graph, part, picked, backend=backend, sink=sink, dtype=np.float32, method=method)
+    run_components(graph, part, picked, backend=backend, sink=sink, dtype=np.float32, boundary_rows=method)
     # SciPy from every row would take minutes: compare a random sample of the computed rows.
     verts = np.sort(rng.choice(np.array(sorted(sink.rows)), size=min(rows, len(sink.rows)), replace=False))
     ref = dijkstra(graph.to_scipy(), indices=verts).astype(np.float32)

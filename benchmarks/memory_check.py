@@ -114,7 +114,9 @@ def measure(graph_path: str, name: str, mode: str, k, tag: str) -> dict:
     import cupy
 
     from fastapsp.comm import SerialComm
-    from fastapsp.pipeline import SolveOptions, StageTimer, solve_job
+    from fastapsp.options import SolveOptions
+    from fastapsp.timing import StageTimer
+    from fastapsp.pipeline import solve_job
 
     tmp = tempfile.mkdtemp()
     settings = {key: value.replace("{tmp}", tmp) if isinstance(value, str) else value

@@ -37,7 +37,7 @@ def main() -> int:
     import fastapsp.stages._cuda as cuda_stages
     from fastapsp import read_graph
     from fastapsp.partition import partition_graph
-    from fastapsp.pipeline import run_components
+    from fastapsp.components import run_components
     from fastapsp.sink import NullSink
 
     name, path = args.graph.split("=", 1)
@@ -53,7 +53,7 @@ def main() -> int:
 
     cuda_stages.min_plus_cuda = recording
     components = list(range(args.keep + 2))
-    run_components(graph, partition, components, backend="cupy", sink=NullSink(), method="boundary-graph")
+    run_components(graph, partition, components, backend="cupy", sink=NullSink(), boundary_rows="boundary-graph")
     cuda_stages.min_plus_cuda = original
 
     rows = []

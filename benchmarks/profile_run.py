@@ -39,7 +39,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from fastapsp.comm import SerialComm
-    from fastapsp.pipeline import SolveOptions, solve_job
+    from fastapsp.options import SolveOptions
+    from fastapsp.pipeline import solve_job
 
     opts = SolveOptions(graph=args.graph, k=args.k, backend=args.backend, output="none",
                         partitioner=args.partitioner, quiet=True)

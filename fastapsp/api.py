@@ -48,14 +48,14 @@ def graph_from_csgraph(csgraph, *, directed: bool = True, unweighted: bool = Fal
 
 def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_predecessors: bool = False,
                   unweighted: bool = False, overwrite: bool = False, indices=None, *, k: int | None = None,
-                  partitioner: str = "auto", backend: str | None = None):
+                  partitioner: str = "auto", backend: str | None = None, dtype=None):
     """Shortest-path distances, with the arguments and results of ``scipy.sparse.csgraph.shortest_path``.
 
     Parameters
     ----------
     csgraph : sparse matrix or array, cupyx sparse matrix, or dense array
         N x N arc weights (non-negative).  With a ``cupyx.scipy.sparse`` matrix
-        the work and the results are on the GPU.
+        the work and the results stay on the GPU (CuPy arrays; no host copy of the result).
     method : {"auto", "FW", "D", "BF", "J"}
         Accepted for compatibility; fastapsp always runs its own exact algorithm.
     directed : bool
@@ -71,10 +71,16 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     k, partitioner, backend
         fastapsp's own settings (see :func:`fastapsp.solve`); ``backend`` defaults
         to ``cupy`` for cupyx input, else ``auto``.
+    dtype : {None, "float32", "float64", "uint16"}
+        The distances' dtype.  None (default): float64, as SciPy returns,
+        computed in the narrowest type that is exact for the graph (float32
+        for whole-number distances below 2**24) and widened where the rows are
+        made.  ``float32`` halves the memory of the result, ``uint16``
+        (unweighted graphs, 65535 = unreachable) quarters it.
 
     Returns
     -------
-    dist_matrix : ndarray of float64
+    dist_matrix : ndarray of float64 (or ``dtype``), NumPy or CuPy
         ``(N, N)``, ``(len(indices), N)`` or ``(N,)``.
     predecessors : ndarray of int32
         Same shape, when ``return_predecessors``.
@@ -86,7 +92,7 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     >>> shortest_path(g, backend="numpy")[0].tolist()
     [0.0, 1.0, 3.0]
     """
-    from . import solve
+    from .library import solve
 
     if method not in _METHODS:
         raise ValueError(f"method: {method!r} is not one of {', '.join(_METHODS)}")
@@ -95,27 +101,31 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
         backend = "cupy" if on_gpu else "auto"
     graph = graph_from_csgraph(csgraph, directed=directed, unweighted=unweighted)
     n = graph.n
+    xp = np
+    if on_gpu:
+        import cupy as xp
+    wanted = "float64" if dtype is None else str(np.dtype(dtype))
+    settings = dict(k=k, partitioner=partitioner, backend=backend, output="device" if on_gpu else "memory",
+                    return_predecessors=return_predecessors)
+    if dtype is None:  # computed in the narrowest exact type, returned as float64
+        settings.update(dtype="auto", result_dtype="float64")
+    else:
+        settings.update(dtype=wanted)
     single = indices is not None and np.ndim(indices) == 0
     if indices is None:
         if n:
-            dist = solve(graph, k=k, partitioner=partitioner, backend=backend, dtype="float64",
-                         return_predecessors=return_predecessors)
+            dist = solve(graph, **settings)
         else:
-            dist = (np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int32)) if return_predecessors else np.zeros((0, 0))
+            empty = xp.zeros((0, 0), dtype=wanted)
+            dist = (empty, xp.zeros((0, 0), dtype=np.int32)) if return_predecessors else empty
     else:
-        rows = np.atleast_1d(np.asarray(indices))
+        rows = np.atleast_1d(np.asarray(indices.get() if hasattr(indices, "get") else indices))
         if not np.issubdtype(rows.dtype, np.integer):
             raise ValueError(f"indices: expected integer vertex ids, found {rows.dtype}")
         rows = np.where(rows < 0, rows + n, rows)  # negative indices count from the end, as in SciPy
-        dist = solve(graph, k=k, partitioner=partitioner, backend=backend, dtype="float64", sources=rows,
-                     return_predecessors=return_predecessors)
+        dist = solve(graph, sources=rows, **settings)
     dist, pred = dist if return_predecessors else (dist, None)  # carried through the stages
     if single:
         dist = dist[0]
         pred = None if pred is None else pred[0]
-    if on_gpu:
-        import cupy
-
-        dist = cupy.asarray(dist)
-        pred = None if pred is None else cupy.asarray(pred)
     return (dist, pred) if return_predecessors else dist

@@ -12,7 +12,8 @@ import numpy as np
 
 from .errors import BackendError
 
-__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "gpu_name", "device_csr", "start_gpu_warmup"]
+__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "gpu_name", "device_csr", "start_gpu_warmup",
+           "available_bytes"]
 
 BACKENDS = ("auto", "numpy", "cupy")
 
@@ -124,3 +125,17 @@ def device_csr(graph, xp):
     if key not in graph._cache:
         graph._cache[key] = (xp.asarray(graph.indptr), xp.asarray(graph.indices), xp.asarray(graph.weights))
     return graph._cache[key]
+
+
+def available_bytes(xp) -> int:
+    """Memory a row block may use: most of the free GPU memory, half the free host memory."""
+    if xp is not np:
+        free, _ = xp.cuda.runtime.memGetInfo()
+        return int(0.85 * (free + xp.get_default_memory_pool().free_bytes()))
+    try:
+        with open("/proc/meminfo") as fh:
+            info = dict(line.split(":", 1) for line in fh)
+        return int(info["MemAvailable"].split()[0]) * 1024 // 2
+    except (OSError, KeyError, ValueError):
+        return 4 << 30
+

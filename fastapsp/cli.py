@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from . import __version__
+from ._version import __version__
 from .errors import FastAPSPError
 
 __all__ = ["main"]
@@ -67,6 +67,8 @@ def _build_parser() -> argparse.ArgumentParser:
                             "distances could pass 2**24); uint16/uint8 for unweighted graphs (largest value = unreachable)")
     solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
                        help="reuse the partition saved in F, or save it there")
+    solve.add_argument("--plan", default=None, metavar="FILE",
+                       help="reuse the plan (k, partition) saved in FILE, or make it and save it there")
     solve.add_argument("--config", default=None, metavar="RUN.yaml", help="settings file; flags override it")
     solve.add_argument("--sssp-method", dest="sssp_method", choices=SSSP_METHODS, default=None,
                        help="where the boundary rows come from: frontier SSSP over the whole graph, or the "
@@ -264,10 +266,16 @@ def _one_line(exc: BaseException) -> str:
 
 def _solve(args, comm) -> int:
     from .config import load_run_file, merge_options
-    from .pipeline import SolveOptions, solve_job
+    from .options import SolveOptions
+    from .pipeline import solve_job
+    from .timing import StageTimer
 
     file_settings = load_run_file(args.config) if args.config else {}
     opts = merge_options(SolveOptions, file_settings, vars(args))
+    if str(opts.output) == "device":
+        raise ValueError("output: 'device' keeps the result on the GPU of a Python process (fastapsp.solve(..., "
+                         "output='device')); the command line takes none, memory or PATH.npy")
+    StageTimer.synchronise = bool(args.debug)  # a failing kernel is then named by the stage that ran it
     report, _ = solve_job(opts, comm=comm, log=_say if comm.rank == 0 else (lambda line: None))
     if opts.dry_run:
         if comm.rank == 0:
@@ -293,6 +301,17 @@ def _solve(args, comm) -> int:
 
 def _print_dry_run(report) -> None:
     gib = 2**30
+    plan = report["plan"]
+    print(f"plan: k={plan['k']} ({plan['k_choice'].get('rule')}) partitioner={plan['partitioner']} "
+          f"boundary={plan['boundary_vertices']} boundary_rows={plan['boundary_rows']} "
+          f"source_rows={plan['source_rows']} dtype={plan['dtype']}->{plan['output_dtype']} "
+          f"each_pair_once={plan['each_pair_once']} close_everywhere={plan['close_everywhere']} "
+          f"components_per_rank={plan['components_per_rank']}")
+    print(f"  dtype: {plan['dtype_reason']}")
+    predicted = (plan.get("predicted_seconds") or {}).get(plan["boundary_rows"] or "")
+    if predicted:
+        print("  predicted seconds: " + " ".join(f"{key}={value:.3g}" for key, value in predicted.items()))
+    print("  seconds spent planning: " + " ".join(f"{key}={value:.3g}" for key, value in plan["plan_seconds"].items()))
     print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} ranks={report['ranks']} "
           f"{report['backend']} dtype={report['dtype']}: output {report['output']} "
           f"{report['output_bytes'] / gib:.3f} GiB")
@@ -310,28 +329,27 @@ def _say(line: str) -> None:
 
 
 def _partition(args, comm) -> int:
-    from .comm import run_phase
+    from .comm import SerialComm, run_phase
     from .io import read_graph
-    from .partition import AUTO, DEFAULT_IMBALANCE, DEFAULT_SEED, partition_graph, save_partition
-    from .backend import resolve_backend
-    from .cost import auto_k
+    from .options import SolveOptions
+    from .partition import save_partition
+    from .planning import make_plan
 
     if not args.graph:
         raise ValueError("graph: no graph file given")
     if args.output is not None and not str(args.output).endswith(".npy"):
         raise ValueError(f"--output: {args.output!r} must end in .npy")
+    settings = {key: getattr(args, key) for key in ("k", "partitioner", "refine", "seed", "imbalance", "format")
+                if getattr(args, key) is not None}
+    opts = SolveOptions(graph=args.graph, undirected=bool(args.undirected), dry_run=True, quiet=True, **settings)
+    opts.check()
 
     def work():
         if comm.rank != 0:
             return None
         start = time.perf_counter()
         graph = read_graph(args.graph, format=args.format, undirected=bool(args.undirected))
-        backend = resolve_backend("auto")
-        k = auto_k(graph, backend=backend)["k"] if args.k is None else args.k
-        part = partition_graph(graph, k, args.partitioner or AUTO, backend=backend,
-                               seed=DEFAULT_SEED if args.seed is None else args.seed,
-                               imbalance=DEFAULT_IMBALANCE if args.imbalance is None else args.imbalance,
-                               refine=args.refine or "none")
+        part = make_plan(graph, opts, comm=SerialComm()).partition  # k and partition as a solve would choose them
         if args.output:
             save_partition(args.output, graph, part)
         metrics = part.metrics()

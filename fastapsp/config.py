@@ -5,14 +5,10 @@ from __future__ import annotations
 import dataclasses
 
 from .errors import ConfigError
+from .options import RUN_FILE_TYPES as _TYPES  # the one list of settings
 
 __all__ = ["load_run_file", "merge_options"]
 
-_TYPES = {"graph": str, "k": int, "partitioner": str, "refine": str, "seed": int, "imbalance": float, "backend": str,
-          "undirected": bool, "format": str, "output": str, "dtype": str, "partition_file": str,
-          "report": str, "tile": int, "block_mb": float, "stats": str, "sources": str,
-          "sources_method": str, "verify": int, "predecessors": bool, "dry_run": bool,
-          "quiet": bool, "sssp_method": str}
 
 
 def load_run_file(path) -> dict:

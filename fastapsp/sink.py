@@ -193,13 +193,15 @@ class NpySink:
 
 
 def make_sink(output, n: int, dtype, *, comm, rows: int | None = None):
-    """Sink for the ``--output`` value: ``none``, ``memory`` or a ``.npy`` path; ``rows`` x n (default n x n)."""
+    """Sink for the ``output`` value: ``none``, ``memory``, ``device`` or a ``.npy`` path; ``rows`` x n (default n x n)."""
     if output is None or str(output) == "none":
         return NullSink()
     if str(output) == "memory":
         return MemorySink(n, dtype, rows=rows)
+    if str(output) == "device":
+        return DeviceSink(n, dtype, rows=rows)
     if not str(output).endswith(".npy"):
-        raise ValueError(f"--output: {output!r} is not 'none', 'memory' or a path ending in .npy")
+        raise ValueError(f"--output: {output!r} is not 'none', 'memory', 'device' or a path ending in .npy")
     return NpySink(output, n, dtype, comm=comm, rows=rows)
 
 
@@ -317,3 +319,34 @@ def check_result(path, *, expect: dict | None = None) -> dict:
         if record.get(key) != value:
             raise ValueError(f"{path}: {key} is {record.get(key)!r} in the sidecar, expected {value!r}")
     return record
+
+
+class DeviceSink(NullSink):
+    """Keeps the rows in one CuPy array on the GPU, of shape (n, n) (``(rows, n)`` when given).
+
+    Row blocks are written where they are made, on the device, before any
+    copy (the executor hands them over with the device consumers such as
+    ``--stats``): nothing goes to the host.  Blocks of another float dtype are
+    converted on the device (a float32 run widened to a float64 result).
+    ``rows_written`` (host, bool) tells which rows are filled.
+    """
+
+    on_device = True
+
+    def __init__(self, n: int, dtype, *, rows: int | None = None) -> None:
+        import cupy
+
+        rows = n if rows is None else rows
+        self.result = cupy.empty((rows, n), dtype=dtype)
+        self.rows_written = np.zeros(rows, dtype=bool)
+
+    def write(self, vertices, column_start, block) -> None:
+        import cupy
+
+        vertices = np.asarray(vertices)
+        cols = slice(column_start, column_start + block.shape[1])
+        if vertices.size and vertices[-1] - vertices[0] + 1 == vertices.size and np.all(np.diff(vertices) == 1):
+            self.result[int(vertices[0]) : int(vertices[-1]) + 1, cols] = block  # a run of rows: no index array
+        else:
+            self.result[cupy.asarray(vertices), cols] = block
+        self.rows_written[vertices] = True

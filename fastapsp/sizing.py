@@ -14,7 +14,7 @@ graph of n vertices, distances of s bytes (the arrays the stages allocate):
 :func:`dry_run` adds what a run holds besides (:func:`stage_memory` is one
 component alone): the graph's CSR on the device; with the frontier method the
 boundary rows of a whole SSSP batch (the components whose rows fit a quarter of
-the memory available, as :func:`fastapsp.pipeline._sssp_groups` forms them),
+the memory available, as :func:`fastapsp.components.sssp_groups` forms them),
 alive while each of its components is computed, and the SSSP's own buffers;
 with the boundary-graph method the local closures that are kept, the boundary
 graph's levels and a component's rows made twice (product, then reordered);
@@ -33,7 +33,7 @@ buffers for one pass of up to 1024 sources, or SciPy's float64 result on the hos
 
 On the host: the output for ``memory``, and with the GPU the two pinned
 buffers through which blocks are copied, in chunks of at most
-``_HostWriter.CHUNK_BYTES`` (:class:`fastapsp.pipeline._HostWriter`).
+``HostWriter.CHUNK_BYTES`` (:class:`fastapsp.hostcopy.HostWriter`).
 
 The time estimate is the schedule's cost model (``fastapsp/schedule.py``)
 divided by a fixed rate per backend: a rough guide, not a measurement.
@@ -83,14 +83,14 @@ def stage_memory(c: int, b: int, n: int, itemsize: int, width: int | None = None
 
 
 def _groups(partition, components, n: int, row_bytes: int, budget: int) -> list[list[int]]:
-    """The SSSP batches of :func:`fastapsp.pipeline._sssp_groups` for a memory budget."""
-    from .pipeline import _sssp_groups
+    """The SSSP batches of :func:`fastapsp.components.sssp_groups` for a memory budget."""
+    from .components import sssp_groups
 
-    return _sssp_groups(partition, components, n, row_bytes, None, budget=budget)
+    return sssp_groups(partition, components, n, row_bytes, None, budget=budget)
 
 
 def _width(c: int, nb: int, n: int, itemsize: int, available: int, block_bytes) -> int:
-    """Columns per row block, as :func:`fastapsp.pipeline._column_width` picks them."""
+    """Columns per row block, as :func:`fastapsp.components.column_width` picks them."""
     if block_bytes is not None:
         return int(max(1, min(n, block_bytes // max(1, c * itemsize))))
     fixed = (nb * n + c * c + (c - nb) * nb) * itemsize
@@ -112,9 +112,9 @@ def _sssp_buffers(n: int, sources: int, itemsize: int, unit: bool, per_pass: int
 
 def _staging_bytes(rows: int, cols: int, itemsize: int) -> int:
     """The two pinned host buffers a GPU run copies ``rows`` x ``cols`` blocks through."""
-    from .pipeline import _HostWriter
+    from .hostcopy import HostWriter
 
-    return 2 * _HostWriter.buffer_elements(rows, cols, itemsize) * itemsize if rows and cols else 0
+    return 2 * HostWriter.buffer_elements(rows, cols, itemsize) * itemsize if rows and cols else 0
 
 
 def sssp_memory(graph, counts, *, dtype, backend: str, output: str, block_bytes=None, available: int | None = None,
@@ -166,7 +166,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
     method : {"frontier", "boundary-graph"}
         Where the boundary rows come from.
     available : int, optional
-        Memory a run may use (``fastapsp.pipeline._available_bytes``); batches
+        Memory a run may use (``fastapsp.backend.available_bytes``); batches
         and column chunks are sized from it.  Unbounded when omitted.
     stats, predecessors : bool
         ``--stats`` and ``--predecessors``.
@@ -177,7 +177,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
         Boundary-graph method: the components each rank closes (default ``plan``).
     keep : ndarray of bool, optional
         Boundary-graph method: the local closures kept for later (default all
-        that fit; see :func:`fastapsp.pipeline.local_closures`).
+        that fit; see :func:`fastapsp.components.local_closures`).
     """
     from .schedule import component_costs
     from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
@@ -283,7 +283,7 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     """
     sizes = partition.sizes.astype(np.int64)
     nbs = partition.boundary_per_part.astype(np.int64)
-    budget = available // 3  # closures kept while they take at most a third (pipeline.local_closures)
+    budget = available // 3  # closures kept while they take at most a third (components.local_closures)
     kept = 0
     unkept_rows = 0
     unkept_squares = 0
@@ -297,7 +297,7 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
             unkept_rows += int(nbs[p] * sizes[p]) * itemsize
             unkept_squares += square
     largest = int(sizes.max()) ** 2 * itemsize if sizes.size else 0
-    # closures not kept are made a batch at a time (pipeline.local_closures)
+    # closures not kept are made a batch at a time (components.local_closures)
     in_flight = max(largest, min(closure_batch_limit(budget), unkept_squares))
     closures = kept + unkept_rows
     peak["local_fw"] = base + closures + in_flight
@@ -335,6 +335,17 @@ def check_output_fits(output: str, rows: int, n: int, dtype, *, extra: int = 0) 
     need = output_bytes(rows, n, dtype)
     output = str(output)
     if output == "none":
+        return need
+    if output == "device":
+        import cupy
+
+        from .backend import available_bytes
+
+        have = available_bytes(cupy)
+        if need > have:
+            raise ConfigError(f"output: device needs {need / 2**30:.2f} GiB for {rows} x {n} {np.dtype(dtype)}, "
+                              f"the GPU has {have / 2**30:.2f} GiB free for it; use fastapsp.stats for statistics, "
+                              "sources= for some rows, or write a file (output='PATH.npy')")
         return need
     if output == "memory":
         have = _host_available()

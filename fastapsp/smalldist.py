@@ -75,14 +75,17 @@ def check_small_dtype(graph, dtype: str) -> None:
                           f"{'uint16' if dtype == 'uint8' and bound < 65535 else 'float32'}")
 
 
-def to_small(block, dtype) -> np.ndarray:
-    """Float distances (host) as ``dtype``, ``inf`` as the sentinel; refuses a value that does not fit."""
+def to_small(block, dtype):
+    """Float distances as ``dtype``, ``inf`` as the sentinel, on the block's device; refuses a value that does not fit."""
+    from .backend import array_module
+
+    xp = array_module(block)
     top = sentinel(dtype)
-    finite = np.isfinite(block)
-    if np.any(block[finite] >= top):
+    finite = xp.isfinite(block)
+    if bool(xp.any(xp.where(finite, block, 0) >= top)):
         raise ConfigError(f"dtype: a distance of {float(block[finite].max()):g} does not fit {dtype} "
                           f"(0..{top - 1}); use float32")
-    return np.where(finite, block, top).astype(dtype)
+    return xp.where(finite, block, top).astype(dtype)
 
 
 class SmallIntSink:
@@ -91,6 +94,7 @@ class SmallIntSink:
     def __init__(self, sink, dtype) -> None:
         self.sink, self.dtype = sink, np.dtype(dtype)
         self.needs_host = sink.needs_host
+        self.on_device = getattr(sink, "on_device", False)
         self.path = sink.path
 
     def write(self, vertices, column_start, block) -> None:

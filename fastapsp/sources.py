@@ -28,12 +28,11 @@ import numpy as np
 
 from .cost import COMPONENT_OVERHEAD, PARTITION_RATES, predict
 from .errors import ConfigError
-from .stages import boundary_sssp, min_plus
+from .options import SOURCE_ROWS
 
-__all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_method", "sssp_before_partition", "sssp_seconds",
-           "pipeline_seconds", "component_rows", "sssp_batch", "sssp_rows", "run_sssp_rows", "METHODS", "ids_path"]
+__all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_source_rows", "sssp_before_partition",
+           "sssp_seconds", "pipeline_seconds", "sssp_batch", "SOURCES_SSSP_BATCH", "ids_path"]
 
-METHODS = ("auto", "pipeline", "sssp")
 # Sources advanced together by the GPU's batched SSSP in the ``sssp`` method.  A vertex reached at
 # one level by one source of a batch of 1024 costs a warp for one useful flag word, so sources
 # spread over the graph want small batches and a component's boundary large ones.  On the H100,
@@ -169,6 +168,7 @@ class RowSubsetSink:
     def __init__(self, sink, position: np.ndarray) -> None:
         self.sink, self.position = sink, position
         self.needs_host = sink.needs_host
+        self.on_device = getattr(sink, "on_device", False)
         self.path = sink.path
 
     def write(self, vertices, column_start, block) -> None:
@@ -236,7 +236,7 @@ def pipeline_seconds(partition, sources, n: int, m: int, *, unit_weights: bool, 
             + min_plus + overhead * (working + closing)}
 
 
-def choose_method(partition, sources, n: int, m: int, method: str = "auto", *, unit_weights: bool = False,
+def choose_source_rows(partition, sources, n: int, m: int, method: str = "auto", *, unit_weights: bool = False,
                   backend: str = "numpy", dtype=np.float32) -> str:
     """``pipeline`` or ``sssp``, whichever the cost model finds cheaper for ``method='auto'``.
 
@@ -244,8 +244,8 @@ def choose_method(partition, sources, n: int, m: int, method: str = "auto", *, u
     :func:`pipeline_seconds`.  Both write the same rows, so the output's
     cost is left out.
     """
-    if method not in METHODS:
-        raise ConfigError(f"sources_method: {method!r} is not one of {', '.join(METHODS)}")
+    if method not in SOURCE_ROWS:
+        raise ConfigError(f"sources_method: {method!r} is not one of {', '.join(SOURCE_ROWS)}")
     if method != "auto":
         return method
     sources = np.asarray(sources)
@@ -255,122 +255,6 @@ def choose_method(partition, sources, n: int, m: int, method: str = "auto", *, u
     return "sssp" if direct <= pipeline else "pipeline"
 
 
-def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile, width, timer, emit,
-                   closed=None, paths=None) -> None:
-    """The wanted rows ``vertices_host[local]`` of one component, in column chunks of ``width``.
-
-    Boundary rows are the boundary rows ``rows_b`` themselves.  A wanted
-    interior row is the min-plus product of its distances to the boundary
-    with ``rows_b``, and, for the component's own columns, the distances
-    inside the component: ``closed`` (the component closed over its own arcs,
-    boundary-graph method: the smaller of the two is kept), or else the
-    component matrix built from ``rows_b`` and closed here (frontier method:
-    it holds the exact distances).  ``emit(vertex_ids, column_start, block)``
-    receives each chunk.  With ``paths`` (``--predecessors``,
-    :class:`fastapsp.pipeline._Predecessors`) the predecessors are carried
-    along and their blocks go to ``paths.writer``.
-    """
-    local = np.asarray(local, dtype=np.int64)
-    ids = vertices_host[local]
-    boundary = local[local < nb]
-    interior = local[local >= nb]
-    own = inner = own_p = keep = None
-    minimum = closed is not None
-    if interior.size:
-        from .pipeline import build_and_close
-
-        matrix = closed
-        if matrix is None:
-            matrix = build_and_close(csr, xp.asarray(vertices_host), nb, rows_b, tile=tile, timer=timer,
-                                     paths=paths)
-        with timer("extract"):
-            keep = xp.asarray(interior)
-            inner = xp.ascontiguousarray(matrix[keep, :nb])
-            own = matrix[keep]  # distances inside the component
-            if paths is not None:
-                paths.extract(nb)
-                own_p = paths.matrix_p[keep]
-            del matrix
-    boundary_dev = xp.asarray(boundary)
-    for start in range(0, n, width):
-        cols = min(width, n - start)
-        block = xp.empty((local.size, cols), dtype=dtype)
-        block_p = None if paths is None else xp.empty((local.size, cols), dtype=np.int32)
-        with timer("assemble"):
-            block[: boundary.size] = rows_b[boundary_dev, start : start + cols]
-            if paths is not None:
-                block_p[: boundary.size] = paths.rows_p[boundary_dev, start : start + cols]
-        if interior.size:
-            with timer("min_plus"):
-                if paths is None:
-                    min_plus(inner, rows_b[:, start : start + cols], out=block[boundary.size :])
-                else:
-                    paths.min_plus(inner, rows_b, start, cols, block[boundary.size :], block_p[boundary.size :],
-                                   keep=keep - nb)
-            with timer("assemble"):
-                inside = np.flatnonzero((vertices_host >= start) & (vertices_host < start + cols))
-                if inside.size:
-                    at = xp.asarray(vertices_host[inside] - start)
-                    here = own[:, xp.asarray(inside)]
-                    if minimum:  # paths through the boundary may be shorter than those inside
-                        here = xp.minimum(here, block[boundary.size :, at])
-                    block[boundary.size :, at] = here
-                    if paths is not None:
-                        block_p[boundary.size :, at] = own_p[:, xp.asarray(inside)]
-        emit(ids, start, block)
-        if paths is not None:
-            paths.writer.put(ids, start, block_p, timer)
-        del block, block_p
-
-
 def sssp_batch(n: int, row_bytes: int, budget: int) -> int:
     """Sources per batch of :func:`run_sssp_rows`: rows of ``row_bytes`` per vertex that fit ``budget``, 1..4096."""
     return int(max(1, min(4096, budget // max(1, n * row_bytes))))
-
-
-def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.float32, on_block=None,
-                  block_bytes: int | None = None, pred_sink=None) -> dict:
-    """Rows of ``sources`` by single-source shortest paths (method ``sssp``), handed to ``sink``.
-
-    Sources go in batches whose rows fit a quarter of the free memory (or
-    ``block_bytes``).  ``pred_sink``, when given, receives their predecessors
-    (:func:`fastapsp.stages.predecessors.boundary_predecessors`).  Returns the
-    seconds per stage, as :func:`fastapsp.pipeline.run_components`.
-    """
-    from .backend import device_csr
-    from .pipeline import StageTimer, _available_bytes, _block_emitter, _HostWriter, _Predecessors
-
-    if backend == "cupy":
-        import cupy as xp
-    else:
-        xp = np
-    dtype = np.dtype(dtype)
-    timer = StageTimer(xp)
-    writer = _HostWriter(xp, sink, dtype)
-    csr = device_csr(graph, xp)
-    paths = None if pred_sink is None else _Predecessors(xp, pred_sink, csr)
-    row_bytes = dtype.itemsize + (0 if paths is None else _Predecessors.ROW_BYTES)
-    batch = sssp_batch(graph.n, row_bytes, block_bytes if block_bytes is not None else _available_bytes(xp) // 4)
-
-    emit = _block_emitter(on_block, sink, writer, timer)
-    sssp_rows(graph, csr, np.asarray(sources), xp=xp, dtype=dtype, batch=batch, timer=timer, emit=emit, paths=paths)
-    writer.close(timer)
-    if paths is not None:
-        paths.close(timer)
-    return timer.seconds
-
-
-def sssp_rows(graph, csr, sources, *, xp, dtype, batch: int, timer, emit, paths=None) -> None:
-    """Rows of ``sources`` by single-source shortest paths, ``batch`` sources at a time (and their predecessors)."""
-    indptr, indices, weights = csr
-    for first in range(0, len(sources), batch):
-        ids = np.asarray(sources[first : first + batch], dtype=np.int64)
-        with timer("sssp"):
-            rows = boundary_sssp(indptr, indices, weights, xp.asarray(ids), dtype=dtype,
-                                 unit_weights=graph.unit_weights, batch=SOURCES_SSSP_BATCH)
-            if paths is not None:
-                paths.boundary(ids, rows)
-        emit(ids, 0, rows)
-        if paths is not None:
-            paths.writer.put(ids, 0, paths.all_p, timer)
-        del rows

@@ -2,7 +2,7 @@
 
 Usage: ``python fault_driver.py RANK:MODE:STAGE [...] -- fastapsp arguments``.  On rank RANK
 (``PMI_RANK``/``OMPI_COMM_WORLD_RANK``, 0 without a launcher) the first call of STAGE does MODE
-instead of its work.  STAGE is a name of ``fastapsp.pipeline.STAGES``: those of the frontier
+instead of its work.  STAGE is a name of ``fastapsp.timing.STAGES``: those of the frontier
 method (``METHOD_STAGES["frontier"]``: sssp, build, floyd_warshall, extract, min_plus, assemble,
 write) or of the boundary-graph method (local_fw, boundary_graph, boundary_rows, extract,
 min_plus, assemble, write); pass ``--sssp-method`` to choose the method.  MODE is ``raise`` (a
@@ -17,22 +17,23 @@ import signal
 import sys
 import time
 
-import fastapsp.pipeline as pipeline
+import fastapsp.components as components
+import fastapsp.timing as timing
 import fastapsp.sink as sink
 from fastapsp.cli import main
 from fastapsp.stages.boundary_graph import BoundaryGraph
 
 # Stage -> (where the function the stage calls is looked up, its name there).
 TARGETS = {
-    "sssp": (pipeline, "boundary_sssp"),
-    "build": (pipeline, "build_component_matrix"),
-    "floyd_warshall": (pipeline, "blocked_floyd_warshall"),
-    "local_fw": (pipeline, "close_components"),
-    "boundary_graph": (pipeline, "BoundaryGraph"),
+    "sssp": (components, "boundary_sssp"),
+    "build": (components, "build_component_matrix"),
+    "floyd_warshall": (components, "blocked_floyd_warshall"),
+    "local_fw": (components, "close_components"),
+    "boundary_graph": (components, "BoundaryGraph"),
     "boundary_rows": (BoundaryGraph, "boundary_rows"),  # a generator: the fault comes at its first row
-    "extract": (pipeline, "extract_inner_to_boundary"),
-    "min_plus": (pipeline, "min_plus"),
-    "assemble": (pipeline, "assemble_row_block"),
+    "extract": (components, "extract_inner_to_boundary"),
+    "min_plus": (components, "min_plus"),
+    "assemble": (components, "assemble_row_block"),
     "write": (sink.NpySink, "write"),  # the host path writes each block inside the stage 'write'
 }
 METHOD_STAGES = {
@@ -42,7 +43,7 @@ METHOD_STAGES = {
 # Stages that serve every component at once: their errors name no component.
 SHARED_STAGES = ("boundary_graph", "boundary_rows")
 MODES = ("raise", "oom", "kill", "segv", "hang")
-assert set(TARGETS) <= set(pipeline.STAGES), set(TARGETS) - set(pipeline.STAGES)
+assert set(TARGETS) <= set(timing.STAGES), set(TARGETS) - set(timing.STAGES)
 
 
 def my_rank() -> int:

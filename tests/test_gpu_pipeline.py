@@ -41,7 +41,7 @@ def test_gpu_unit_weights_road_graph():
 
 def test_gpu_column_chunks():
     from fastapsp.partition import partition_graph
-    from fastapsp.pipeline import run_components
+    from fastapsp.components import run_components
     from fastapsp.sink import MemorySink
 
     graph = random_graph(11, 500, 1800, directed=True)

@@ -5,8 +5,7 @@ Every ``import fastapsp.x``, ``from fastapsp.x import ...`` and relative
 the file (module level, inside a function, under ``TYPE_CHECKING``);
 ``from .pkg import name`` is an edge to ``pkg.name`` when that is a module,
 else to ``pkg``.  The packages a module lives in are not counted as its
-imports, nor is ``from fastapsp import __version__`` (the version string is
-set at the top of the package, before it imports any module).  A module that imports another inside a function to dodge a circle
+imports.  A module that imports another inside a function to dodge a circle
 still has the circle: the two belong together, or what both need belongs in a
 third module below them.
 """
@@ -18,11 +17,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "fastapsp"
 
-# Cycles that are being taken apart; each entry is the sorted tuple of the modules of one cycle ("" is the package).
-_BEING_REMOVED: set[tuple[str, ...]] = {
-    ("pipeline", "sizing", "sources"),  # the driver and its sizing and source rows import each other
-    ("", "api"),  # fastapsp imports api, whose shortest_path imports fastapsp.solve
-}
 
 
 def _modules() -> dict[str, Path]:
@@ -63,8 +57,6 @@ def import_graph() -> dict[str, set[str]]:
                     continue
                 base_name = ".".join(base)
                 for alias in node.names:
-                    if not base and alias.name == "__version__":
-                        continue
                     sub = ".".join([*base, alias.name])
                     targets.append(sub if sub in modules else base_name)
             for target in targets:
@@ -117,5 +109,4 @@ def test_the_graph_sees_function_level_imports():
 
 
 def test_no_import_cycles():
-    found = set(cycles(import_graph()))
-    assert found <= _BEING_REMOVED, f"import cycles: {sorted(found - _BEING_REMOVED)}"
+    assert cycles(import_graph()) == []

@@ -223,7 +223,8 @@ def test_auto_is_metis_below_the_jet_size_or_without_a_gpu(random_directed, monk
 def test_auto_is_the_default_of_solve_and_its_report(tmp_path):
     """``fastapsp solve`` without --partitioner runs ``auto`` and reports the partitioner it became."""
     from fastapsp.comm import SerialComm
-    from fastapsp.pipeline import SolveOptions, solve_job
+    from fastapsp.options import SolveOptions
+    from fastapsp.pipeline import solve_job
 
     needs_library("metis")
     assert SolveOptions().partitioner == "auto"

@@ -10,7 +10,9 @@ import fastapsp
 from fastapsp.comm import SerialComm
 from fastapsp.graph import Graph
 from fastapsp.partition import PARTITIONERS, partition_graph
-from fastapsp.pipeline import SolveOptions, run_components, solve_job
+from fastapsp.options import SolveOptions
+from fastapsp.components import run_components
+from fastapsp.pipeline import solve_job
 from fastapsp.schedule import component_costs, schedule_components, schedule_in_order
 from fastapsp.sink import MemorySink
 
@@ -166,14 +168,14 @@ def test_default_k_and_auto_dtype(tmp_path):
 
 
 def test_sssp_groups_respect_the_budget(monkeypatch):
-    import fastapsp.pipeline as pipeline
+    import fastapsp.components as components
 
     graph = random_graph(9, 300, 900, directed=True)
     part = partition_graph(graph, 6)
     row_bytes = graph.n * 8
     most = int(part.boundary_per_part.max()) * row_bytes
-    monkeypatch.setattr(pipeline, "_available_bytes", lambda xp: 4 * most)
-    groups = pipeline._sssp_groups(part, list(range(6)), graph.n, 8, np)
+    monkeypatch.setattr(components, "available_bytes", lambda xp: 4 * most)
+    groups = components.sssp_groups(part, list(range(6)), graph.n, 8, np)
     assert sorted(p for g in groups for p in g) == list(range(6)) and len(groups) > 1
     for g in groups:
         assert len(g) == 1 or sum(int(part.boundary_per_part[p]) for p in g) * row_bytes <= most

@@ -11,7 +11,8 @@ import pytest
 from cli_util import run_cli
 from fastapsp.errors import PrecisionWarning
 from fastapsp.graph import Graph
-from fastapsp.pipeline import SolveOptions, solve_job
+from fastapsp.options import SolveOptions
+from fastapsp.pipeline import solve_job
 from fastapsp.comm import SerialComm
 from fastapsp.precision import choose_dtype, distance_bound
 

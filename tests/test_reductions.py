@@ -11,7 +11,7 @@ import fastapsp
 from cli_util import DATA, find_mpiexec, run_cli
 from fastapsp.graph import Graph
 from fastapsp.partition import partition_graph
-from fastapsp.pipeline import run_components
+from fastapsp.components import run_components
 from fastapsp.reductions import StatsAccumulator
 from fastapsp.sink import NullSink
 
@@ -58,7 +58,7 @@ def backend_name(xp):
 def test_every_statistic_against_networkx_and_dense(name, xp):
     graph = GRAPHS[name]()
     n = graph.n
-    s = fastapsp.stats(graph, k=3, backend=backend_name(xp))
+    s = fastapsp.stats(graph, k=3, backend=backend_name(xp), dtype="float64")  # the definitions, to 1e-12
     G = to_networkx(graph)
     d = reference_apsp(graph)
     finite = np.isfinite(d)
@@ -204,13 +204,17 @@ PAIR_GRAPHS = {
 
 
 def paired_stats(graph, part, *, method="frontier", block_bytes=None, backend="numpy", dtype=np.float64):
-    """Statistics of a run that computes each pair once (pipeline.pairs_run), as --stats makes them."""
-    from fastapsp.pipeline import pairs_run
+    """Statistics of a run that computes each pair once (plan.renamed_by_component), as --stats makes them."""
+    import functools
+
+    from fastapsp.planning import renamed_by_component
 
     acc = StatsAccumulator.for_graph(graph, backend)
-    renamed, renamed_part, feed = pairs_run(graph, part, acc, backend="numpy")  # the NumPy switch: on by default
+    order, renamed, renamed_part = renamed_by_component(graph, part)
+    acc.vertex_order = order
     run_components(renamed, renamed_part, range(part.k), backend=backend, sink=NullSink(), dtype=dtype,
-                   method=method, block_bytes=block_bytes, pairs=True, on_block=feed)
+                   boundary_rows=method, block_bytes=block_bytes, pairs=True,
+                   on_block=functools.partial(acc.update, pairs=True))
     return acc.finalize()
 
 
@@ -229,7 +233,7 @@ def test_each_pair_once_gives_the_statistics_of_the_whole_matrix(name, method):
         part = partition_graph(graph, k, "metis")
         acc = StatsAccumulator.for_graph(graph)
         run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=np.float64,
-                       method=method, on_block=acc.update)
+                       boundary_rows=method, on_block=acc.update)
         whole = acc.finalize()
         paired = paired_stats(graph, part, method=method, block_bytes=block_bytes)
         assert paired.histogram["counts"] == whole.histogram["counts"] or not exact
@@ -258,14 +262,24 @@ def test_pairs_need_an_undirected_graph_and_consecutive_rows():
         acc.update(np.array([2, 3]), 1, np.zeros((2, 3)), pairs=True)
 
 
-def test_cli_stats_with_and_without_pairs_agree(tmp_path, monkeypatch):
+def test_cli_stats_with_and_without_pairs_agree(tmp_path):
     """fastapsp solve --stats (each pair once, the default for undirected graphs) writes what the
-    whole matrix gives (FASTAPSP_STATS_PAIRS=0)."""
+    whole matrix gives (a plan with each_pair_once=False imposed, run by tests/plan_driver.py)."""
+    import subprocess
+    import sys
+
+    from cli_util import ROOT, cli_env
+
     outputs = {}
     for switch in ("1", "0"):
-        monkeypatch.setenv("FASTAPSP_STATS_PAIRS", switch)
         prefix = tmp_path / f"p{switch}"
-        proc = run_cli("solve", DATA / "minnesota.mtx.gz", "-k", 6, "--backend", "numpy", "--stats", prefix)
+        if switch == "1":
+            proc = run_cli("solve", DATA / "minnesota.mtx.gz", "-k", 6, "--backend", "numpy", "--stats", prefix)
+        else:
+            proc = subprocess.run([sys.executable, str(ROOT / "tests" / "plan_driver.py"), str(DATA / "minnesota.mtx.gz"),
+                                   "none", "6", "auto", "--stats", str(prefix), "each_pair_once=0"],
+                                  capture_output=True, text=True, timeout=180, env=cli_env())
+            assert '"stats_each_pair_once": false' in proc.stdout, proc.stdout
         assert proc.returncode == 0, proc.stderr
         outputs[switch] = (json.loads((tmp_path / f"p{switch}.json").read_text()), np.load(f"{prefix}.npz"))
     (j1, a1), (j0, a0) = outputs["1"], outputs["0"]

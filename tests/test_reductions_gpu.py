@@ -14,7 +14,7 @@ from test_reductions import GRAPHS, to_networkx
 import fastapsp
 from fastapsp.backend import gpu_count
 from fastapsp.partition import partition_graph
-from fastapsp.pipeline import run_components
+from fastapsp.components import run_components
 from fastapsp.reductions import StatsAccumulator
 from fastapsp.sink import NullSink
 
@@ -189,7 +189,7 @@ def test_pipeline_stats_on_the_gpu_equal_networkx(sssp_method, overlap):
     part = partition_graph(graph, 6, "metis")
     acc = StatsAccumulator.for_graph(graph, "cupy")
     run_components(graph, part, range(part.k), backend="cupy", sink=NullSink(), dtype=np.float32,
-                   method=sssp_method, on_block=acc.update)
+                   boundary_rows=sssp_method, on_block=acc.update)
     s = acc.finalize()
     cpu = fastapsp.stats(graph, partition=part, backend="numpy", dtype="float32")
     assert_same(s, cpu, exact_sums=True)
@@ -229,10 +229,17 @@ def test_each_pair_once_on_the_gpu_equals_the_whole_matrix(kind, method, overlap
                               dtype=np.float32)
         whole = StatsAccumulator.for_graph(graph, "numpy")
         run_components(graph, part, range(part.k), backend="numpy", sink=NullSink(), dtype=np.float32,
-                       method=method, on_block=whole.update)
+                       boundary_rows=method, on_block=whole.update)
         assert_same(paired, whole.finalize(), exact_sums=True)
     part = partition_graph(graph, 6, "metis")  # the API's default road, against the whole matrix
     paired = fastapsp.stats(graph, partition=part, backend="cupy", dtype="float32")
-    monkeypatch.setenv("FASTAPSP_STATS_PAIRS", "0")
-    assert_same(paired, fastapsp.stats(graph, partition=part, backend="cupy", dtype="float32"), exact_sums=True)
+    from fastapsp.comm import SerialComm
+    from fastapsp.execute import execute
+    from fastapsp.options import SolveOptions
+    from fastapsp.planning import make_plan
+
+    opts = SolveOptions(backend="cupy", dtype="float32", stats=True, quiet=True)
+    whole_plan = make_plan(graph, opts, comm=SerialComm(), partition=part, force={"each_pair_once": False})
+    assert not whole_plan.each_pair_once
+    assert_same(paired, execute(whole_plan, graph, comm=SerialComm()).stats, exact_sums=True)
     assert_same(paired, fastapsp.stats(graph, partition=part, backend="numpy", dtype="float32"), exact_sums=True)

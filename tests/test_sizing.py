@@ -127,9 +127,11 @@ def test_sources_estimate_matches_numpy_allocations(method):
     """On the NumPy path the stages' arrays are host arrays: the dry run's sum matches what is allocated."""
     from fastapsp.io import read_graph
     from fastapsp.partition import partition_graph
-    from fastapsp.pipeline import _positions, run_components
+    from fastapsp.execute import _positions
+    from fastapsp.components import run_components
     from fastapsp.sink import MemorySink
-    from fastapsp.sources import RowSubsetSink, SourceRows, parse_sources, run_sssp_rows
+    from fastapsp.components import run_sssp_rows
+    from fastapsp.sources import RowSubsetSink, SourceRows, parse_sources
 
     graph = read_graph(MINNESOTA)
     ids = parse_sources("random:200:1", graph.n)
@@ -143,7 +145,7 @@ def test_sources_estimate_matches_numpy_allocations(method):
             run_sssp_rows(graph, ids, backend="numpy", sink=sink, dtype=np.float32)
         else:
             run_components(graph, part, range(part.k), backend="numpy", sink=sink, dtype=np.float32, rows=selection,
-                           method=method)
+                           boundary_rows=method)
 
     settings = dict(dtype="float32", backend="numpy", output="memory", available=1 << 40)
     if method == "sssp":

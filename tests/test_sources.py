@@ -8,14 +8,15 @@ from conftest import disconnected_graph, random_graph, reference_apsp
 
 import fastapsp
 from cli_util import DATA, find_mpiexec, run_cli
-import fastapsp.pipeline as pipeline
+import fastapsp.components as components
 import fastapsp.sink as sink_module
 from fastapsp.errors import ConfigError
 from fastapsp.partition import partition_graph
-from fastapsp.pipeline import _positions, local_closures, run_components
+from fastapsp.execute import _positions
+from fastapsp.components import local_closures, run_components, run_sssp_rows
 from fastapsp.sink import MemorySink, _scatter_rows
-from fastapsp.sources import (RowSubsetSink, SourceRows, choose_method, parse_sources, pipeline_seconds,
-                              run_sssp_rows, sssp_before_partition)
+from fastapsp.sources import (RowSubsetSink, SourceRows, choose_source_rows, parse_sources, pipeline_seconds,
+                              sssp_before_partition)
 
 MINNESOTA = DATA / "minnesota.mtx.gz"
 
@@ -59,7 +60,7 @@ def _mixed_sources(part, rng):
 def _rows_by_pipeline(graph, part, ids, method, backend="numpy"):
     memory = MemorySink(graph.n, np.float32 if backend == "cupy" else np.float64, rows=ids.size)
     run_components(graph, part, range(part.k), backend=backend, sink=RowSubsetSink(memory, _positions(ids, graph.n)),
-                   dtype=memory.result.dtype, rows=SourceRows(part, ids), method=method)
+                   dtype=memory.result.dtype, rows=SourceRows(part, ids), boundary_rows=method)
     assert memory.rows_written.all()
     return memory.result
 
@@ -81,7 +82,7 @@ def test_boundary_graph_sources_use_the_local_closures_once(monkeypatch):
     part = partition_graph(graph, 6, "metis")
     ids = _mixed_sources(part, np.random.default_rng(6))
     closes = []
-    real_close = pipeline.close_components
+    real_close = components.close_components
 
     def counting(indptr, indices, weights, partition, components, **kw):
         closes.extend(components)
@@ -90,8 +91,8 @@ def test_boundary_graph_sources_use_the_local_closures_once(monkeypatch):
     def refuse(*args, **kw):
         raise AssertionError("a component was built and closed a second time")
 
-    monkeypatch.setattr(pipeline, "close_components", counting)
-    monkeypatch.setattr(pipeline, "build_and_close", refuse)
+    monkeypatch.setattr(components, "close_components", counting)
+    monkeypatch.setattr(components, "build_and_close", refuse)
     rows = _rows_by_pipeline(graph, part, ids, "boundary-graph")
     np.testing.assert_array_equal(rows, reference_apsp(graph)[ids])
     assert sorted(closes) == [p for p in range(part.k) if part.sizes[p] > 0]
@@ -120,7 +121,7 @@ def test_host_answer_is_the_sink_array_not_a_copy(monkeypatch):
 
     graph = fastapsp.read_graph(MINNESOTA)
     ids = parse_sources("random:600:2", graph.n)
-    monkeypatch.setattr(pipeline, "_available_bytes", lambda xp: 4 * 20 * graph.n * 4)  # batches of 20 rows
+    monkeypatch.setattr(components, "available_bytes", lambda xp: 4 * 20 * graph.n * 4)  # batches of 20 rows
     fastapsp.solve(graph, backend="numpy", sources=ids, sources_method="sssp", dtype="float32")  # imports, caches
     tracemalloc.start()
     try:
@@ -193,8 +194,8 @@ def test_parse_sources(tmp_path):
 def test_auto_prefers_sssp_for_few_sources_and_pipeline_for_all():
     graph = fastapsp.read_graph(MINNESOTA)
     part = partition_graph(graph, 16, "metis")
-    assert choose_method(part, np.array([5]), graph.n, graph.m) == "sssp"
-    assert choose_method(part, np.arange(graph.n), graph.n, graph.m) == "pipeline"
+    assert choose_source_rows(part, np.array([5]), graph.n, graph.m) == "sssp"
+    assert choose_source_rows(part, np.arange(graph.n), graph.n, graph.m) == "pipeline"
     costs = pipeline_seconds(part, np.arange(graph.n), graph.n, graph.m, unit_weights=graph.unit_weights)
     assert set(costs) == {"frontier", "boundary-graph"} and min(costs.values()) > 0
     # fewer wanted components cost less
@@ -263,12 +264,13 @@ def test_gpu_host_copy_in_chunks_through_small_buffers(monkeypatch):
         pytest.skip("CuPy with a visible CUDA device is not available")
     import cupy
 
-    from fastapsp.pipeline import StageTimer, _HostWriter
+    from fastapsp.timing import StageTimer
+    from fastapsp.hostcopy import HostWriter
 
-    monkeypatch.setattr(_HostWriter, "CHUNK_BYTES", 3 * 1000 * 4 + 5)  # three rows of 1000 float32 a chunk
+    monkeypatch.setattr(HostWriter, "CHUNK_BYTES", 3 * 1000 * 4 + 5)  # three rows of 1000 float32 a chunk
     block = cupy.arange(20 * 1000, dtype=cupy.float32).reshape(20, 1000)
     memory = MemorySink(1000, np.float32, rows=25)
-    writer = _HostWriter(cupy, memory, np.float32)
+    writer = HostWriter(cupy, memory, np.float32)
     vertices = np.arange(5, 25)
     writer.put(vertices, 0, block, StageTimer(cupy))
     writer.close(StageTimer(cupy))

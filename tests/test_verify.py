@@ -62,18 +62,20 @@ def test_negative_verify_is_refused():
 
 
 def test_wrong_result_fails_the_run_and_leaves_no_output(tmp_path, monkeypatch):
-    import fastapsp.pipeline as pipeline
+    import fastapsp.components as components
+    from fastapsp.options import SolveOptions
+    from fastapsp.pipeline import solve_job
 
-    real = pipeline.assemble_row_block
+    real = components.assemble_row_block
 
     def broken(block, *args, **kwargs):
         out = real(block, *args, **kwargs)
         out[:, :] += 1.0  # every distance off by one
         return out
 
-    monkeypatch.setattr(pipeline, "assemble_row_block", broken)
+    monkeypatch.setattr(components, "assemble_row_block", broken)
     out = tmp_path / "d.npy"
-    opts = pipeline.SolveOptions(graph=str(MINNESOTA), k=3, backend="numpy", output=str(out), verify=3)
+    opts = SolveOptions(graph=str(MINNESOTA), k=3, backend="numpy", output=str(out), verify=3)
     with pytest.raises(VerificationError, match="SciPy"):
-        pipeline.solve_job(opts, comm=SerialComm())
+        solve_job(opts, comm=SerialComm())
     assert not out.exists() and not list(tmp_path.iterdir())

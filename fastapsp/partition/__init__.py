@@ -195,7 +195,7 @@ def partition_checksum(partition: Partition) -> str:
 
 def partition_record(graph, partition: Partition) -> dict:
     """What the sidecar of a saved partition records: the graph it splits and how it was made."""
-    from .. import __version__
+    from .._version import __version__
 
     metrics = partition.metrics()
     return {"kind": "partition", "graph": graph.name, "graph_checksum": graph.checksum(),
@@ -208,7 +208,7 @@ def partition_record(graph, partition: Partition) -> dict:
             "details": _saved_details(partition.details), "version": __version__}
 
 
-def save_partition(path, graph, partition: Partition, *, compress: bool = False) -> None:
+def save_partition(path, graph, partition: Partition, *, compress: bool = False, extra: dict | None = None) -> None:
     """Write ``partition`` to ``path`` with a JSON sidecar ``PATH.json`` (see :func:`partition_record`).
 
     A path ending in ``.npy`` gets the labels alone (one int32 per vertex);
@@ -216,7 +216,8 @@ def save_partition(path, graph, partition: Partition, *, compress: bool = False)
     (``compress``: zip-compressed, about tenfold smaller).
     The file is written under a temporary name and certified by
     :func:`fastapsp.sink.publish`, so a saved partition with a matching
-    sidecar is complete.
+    sidecar is complete.  ``extra`` (JSON values) is added to the sidecar
+    (a saved plan records its decisions there).
     """
     from ..sink import publish
 
@@ -230,7 +231,7 @@ def save_partition(path, graph, partition: Partition, *, compress: bool = False)
                      seed=partition.seed, imbalance=partition.imbalance, seconds=partition.seconds,
                      fingerprint=graph_fingerprint(graph), **{_DETAIL_PREFIX + key: value for key, value in
                                                               _saved_details(partition.details).items()})
-    publish(tmp, path, partition_record(graph, partition))
+    publish(tmp, path, {**partition_record(graph, partition), **(extra or {})})
 
 
 _DETAIL_PREFIX = "detail_"

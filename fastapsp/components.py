@@ -1,0 +1,495 @@
+"""The per-component executor: for each component of a rank, boundary rows -> build/close ->
+extract -> min-plus -> assemble -> the block handed on (device consumers, then the sink).
+
+:func:`run_components` runs whole components; with ``rows`` (``--sources``) only
+the wanted rows of each (:func:`component_rows`); :func:`run_sssp_rows` gives
+the rows of chosen sources by SSSP alone.  Every decision (which components,
+which method, dtype, pairs) comes from the caller: the plan.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import available_bytes, device_csr
+from .errors import ConfigError
+from .hostcopy import HostWriter
+from .sources import SOURCES_SSSP_BATCH, sssp_batch
+from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
+                     extract_inner_to_boundary, min_plus)
+from .stages.boundary_graph import BoundaryGraph, close_components, closure_batch_limit
+from .stages.floyd_warshall import DEFAULT_TILE
+from .stages.predecessors import (assemble_predecessors, boundary_predecessors, component_predecessors,
+                                  floyd_warshall_predecessors, min_plus_predecessors)
+from .timing import StageTimer
+
+__all__ = ["run_components", "local_closures", "build_and_close", "component_rows", "run_sssp_rows", "sssp_rows",
+           "sssp_groups", "nonempty", "column_width"]
+
+
+def column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, component: int) -> int:
+    """Columns of the row block computed at once, so that the block fits in memory.
+
+    ``block_bytes`` caps one block; by default the block (and its host copy)
+    may take what the component's other arrays leave of the free memory.
+    """
+    if block_bytes is not None:
+        return int(max(1, min(n, block_bytes // max(1, c * itemsize))))
+    budget = available_bytes(xp)
+    fixed = (nb * n + c * c + (c - nb) * nb) * itemsize
+    width = (budget - fixed) // max(1, c * itemsize * 2)
+    if width < min(n, 32):
+        need = (fixed + c * itemsize * 2 * min(n, 32)) / 2**30
+        raise MemoryError(
+            f"component {component} ({c} vertices, {nb} boundary) needs at least {need:.2f} GiB, "
+            f"{budget / 2**30:.2f} GiB available; use a larger k"
+        )
+    return int(min(n, width))
+
+
+def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
+                   tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
+                   boundary_rows: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
+                   seed: int = 42, tree=None, timer: StageTimer | None = None, pred_sink=None,
+                   pairs: bool = False) -> dict:
+    """Compute the row blocks of ``components`` and hand them to ``sink``.
+
+    ``boundary_rows`` says where the boundary rows come from.  ``"frontier"``: the
+    boundary SSSP of several components runs as one batch (all their sources
+    advance together), as far as memory allows; then each component goes
+    through build, Floyd-Warshall, extract, min-plus and assemble.
+    ``"boundary-graph"``: the rows come from the boundary graph
+    (:class:`fastapsp.stages.boundary_graph.BoundaryGraph`), built from
+    ``boundary_blocks`` (``L_p[:nb_p]`` of every component, all ranks'), and
+    ``closed`` holds this rank's local closures (:func:`local_closures`); each
+    component then needs no second Floyd-Warshall; ``tree``, when given, is
+    the boundary graph's shape (:class:`~fastapsp.stages.boundary_graph.LevelTree`)
+    already made for the schedule.  Each row block (in column
+    chunks if it would not fit) goes to the host once.
+    ``on_block(vertices, column_start, block)``, when given, sees every block
+    on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
+    ``pairs`` (undirected graphs whose components are runs of consecutive
+    vertices, see :func:`pairs_run`): each row block covers only the columns
+    from its component's first vertex on, so each pair of vertices in two
+    components is computed once (``--stats`` with nothing for the host).
+    ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
+    chosen sources: other components are skipped (``--sources``).
+    ``pred_sink``, when given, receives the int32 predecessor block of every
+    distance block, carried through the stages (``--predecessors``, see
+    :mod:`fastapsp.stages.predecessors`); it needs ``boundary_rows="frontier"``.
+
+    Returns the seconds spent in each stage (see ``STAGES``).
+    """
+    if backend == "cupy":
+        import cupy as xp
+    else:
+        xp = np
+    dtype = np.dtype(dtype)
+    indptr, indices, weights = device_csr(graph, xp)
+    timer = StageTimer(xp) if timer is None else timer
+    components = [p for p in components if partition.sizes[p] > 0]
+    if rows is not None:
+        components = [p for p in components if rows.per_component[p] > 0]
+    writer = HostWriter(xp, sink, dtype)
+    paths = None
+    if pred_sink is not None:
+        if boundary_rows != "frontier":
+            raise ConfigError(f"predecessors: the {boundary_rows} method carries no predecessors; "
+                              "use the frontier method")
+        paths = _Predecessors(xp, pred_sink, (indptr, indices, weights))
+    if boundary_rows == "boundary-graph":
+        # --sources: a component's closure serves only its wanted interior rows
+        keep = None if rows is None else rows.closures_needed()
+        if closed is None:  # one process with everything: close every component here
+            everything = nonempty(partition)
+            closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer,
+                                            keep=keep)
+            boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
+        timer.component = None  # these stages serve every component
+        with timer("boundary_graph"):
+            levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree)
+        rows_of = levels.boundary_rows(components)
+        while True:
+            timer.component = None  # the next component is known once its rows are made
+            with timer("boundary_rows"):
+                item = next(rows_of, None)
+            if item is None:
+                break
+            p, rows_b = item
+            timer.component = p
+            vertices, nb = partition.component(p)
+            matrix = closed.pop(p, None)
+            if matrix is None and (keep is None or keep[p]):  # not kept (memory): close it again
+                with timer("local_fw"):
+                    matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
+            if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
+                _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
+                             dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
+                             on_block=on_block, closed=matrix)
+            else:
+                _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
+                           dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
+                           on_block=on_block, closed=matrix, pairs=pairs)
+            del rows_b, matrix
+        writer.close(timer)
+        if xp is not np:
+            xp.get_default_memory_pool().free_all_blocks()
+        return timer.seconds
+    row_bytes = dtype.itemsize + (_Predecessors.ROW_BYTES if paths is not None else 0)
+    for group in sssp_groups(partition, components, graph.n, row_bytes, xp):
+        sources = np.concatenate([vertices[:nb] for vertices, nb in map(partition.component, group)])
+        timer.component = group[0] if len(group) == 1 else tuple(group)  # one SSSP batch for several components
+        with timer("sssp"):
+            all_rows = boundary_sssp(indptr, indices, weights, xp.asarray(sources), dtype=dtype,
+                                     unit_weights=graph.unit_weights)
+            if paths is not None:
+                paths.boundary(sources, all_rows)
+        first = 0
+        for p in group:
+            vertices, nb = partition.component(p)
+            rows_b = all_rows[first : first + nb]
+            if paths is not None:
+                paths.select(first, first + nb)
+            first += nb
+            timer.component = p
+            if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
+                _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
+                             dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
+                             on_block=on_block, paths=paths)
+                continue
+            _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
+                       tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
+                       paths=paths, pairs=pairs)
+        del all_rows
+    writer.close(timer)
+    if paths is not None:
+        paths.close(timer)
+    if xp is not np:
+        xp.get_default_memory_pool().free_all_blocks()
+    return timer.seconds
+
+
+def local_closures(graph, partition, components, *, backend: str, dtype,
+                   timer: StageTimer | None = None, keep=None) -> tuple[dict, dict]:
+    """Each component closed over its own arcs (boundary-graph method).
+
+    Returns ``closed`` (``{p: L_p}``) and ``blocks`` (``{p: L_p[:nb_p]}``, what
+    the boundary graph needs of every component).  Closures are kept while they
+    take at most a third of the memory a row block may use; the others are
+    ``None`` (only their boundary rows are kept) and are closed again when
+    their component's turn comes.  ``keep`` (a bool per component, e.g.
+    :meth:`fastapsp.sources.SourceRows.closures_needed`) keeps only the
+    closures that will be used: the others are ``None`` from the start.
+    """
+    xp = np if backend != "cupy" else __import__("cupy")
+    indptr, indices, weights = device_csr(graph, xp)
+    timer = StageTimer(xp) if timer is None else timer
+    budget = available_bytes(xp) // 3
+    closed: dict = {}
+    blocks: dict = {}
+    for batch in _closure_batches(partition, components, np.dtype(dtype).itemsize, budget):
+        timer.component = batch[0] if len(batch) == 1 else tuple(batch)  # closed together
+        with timer("local_fw"):
+            matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype)
+        for p in batch:
+            matrix = matrices.pop(p)
+            nb = int(partition.boundary_per_part[p])
+            # On the GPU a batch's matrices share one buffer: a batch only partly kept holds all of it
+            # (one batch at most, a quarter of the budget: the budget runs out there).
+            if (keep is None or keep[p]) and matrix.nbytes <= budget:
+                budget -= matrix.nbytes
+                closed[p], blocks[p] = matrix, matrix[:nb]
+            else:
+                closed[p], blocks[p] = None, matrix[:nb].copy()
+    return closed, blocks
+
+
+def _closure_batches(partition, components, itemsize: int, budget: int):
+    """``components`` (the non-empty ones) in runs closed together by :func:`local_closures`.
+
+    A run holds at most ``CLOSURE_BATCH_BYTES`` of matrices, and at most a
+    quarter of ``budget``, so the batch never crowds out the kept closures.
+    """
+    limit = closure_batch_limit(budget)
+    sizes = partition.sizes
+    batch, size = [], 0
+    for p in components:
+        c = int(sizes[p])
+        if c == 0:
+            continue
+        nbytes = c * c * itemsize
+        if batch and size + nbytes > limit:
+            yield batch
+            batch, size = [], 0
+        batch.append(p)
+        size += nbytes
+    if batch:
+        yield batch
+
+
+def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=None):
+    """Stages 2-3 of one component: its matrix built from the boundary rows and arcs, then closed.
+
+    With ``paths`` (:class:`_Predecessors`) the predecessors are built and closed beside it.
+    """
+    indptr, indices, weights = csr
+    with timer("build"):
+        matrix = build_component_matrix(indptr, indices, weights, vertices, nb, rows_b)
+        if paths is not None:
+            paths.build(vertices, nb)
+    with timer("floyd_warshall"):
+        if paths is None:
+            blocked_floyd_warshall(matrix, tile=tile)
+        else:
+            paths.close_matrix(matrix)
+    return matrix
+
+
+def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
+               on_block=None, closed=None, paths=None, pairs=False):
+    """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
+    columns from the component's first vertex on: see :func:`run_components`).
+
+    With ``closed`` (the component closed over its own arcs, boundary-graph
+    method) the build and Floyd-Warshall are skipped and the assembly keeps
+    the shorter of the paths inside the component and those through its boundary.
+    With ``paths`` (:class:`_Predecessors`) every stage carries the predecessors too.
+    """
+    n, c = graph.n, vertices_host.size
+    vertices = xp.asarray(vertices_host)
+    matrix = closed if closed is not None else build_and_close(csr, vertices, nb, rows_b, tile=tile, timer=timer,
+                                                               paths=paths)
+    with timer("extract"):
+        inner = extract_inner_to_boundary(matrix, nb)
+        if paths is not None:
+            paths.extract(nb)
+    extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
+    width = column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
+    first = int(vertices_host.min()) if pairs and c else 0
+    for start in range(first, n, width):
+        cols = min(width, n - start)
+        block = xp.empty((c, cols), dtype=dtype)
+        block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
+        with timer("min_plus"):
+            if paths is None:
+                min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
+            else:
+                paths.min_plus(inner, rows_b, start, cols, block[nb:], block_p[nb:])
+        with timer("assemble"):
+            assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start, minimum=closed is not None)
+            if paths is not None:
+                assemble_predecessors(block_p, paths.rows_p, paths.matrix_p, vertices, nb, column_start=start)
+        if on_block is not None:  # device-side consumers (--stats), before any copy
+            with timer("stats"):
+                on_block(vertices_host, start, block)
+        if sink.needs_host or getattr(sink, "on_device", False):
+            writer.put(vertices_host, start, block, timer)
+        if paths is not None:
+            paths.writer.put(vertices_host, start, block_p, timer)
+        del block, block_p
+
+
+
+def _block_emitter(on_block, sink, writer, timer):
+    """``emit(ids, start, block)``: device consumers first (``--stats``), then the copy to the sink."""
+
+    def emit(ids, start, block):
+        if on_block is not None:
+            with timer("stats"):
+                on_block(ids, start, block)
+        if sink.needs_host or getattr(sink, "on_device", False):
+            writer.put(ids, start, block, timer)
+
+    return emit
+
+
+def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
+                 writer, on_block, paths=None, closed=None):
+    """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
+    local = rows.local(vertices_host)
+    extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
+    width = column_width(vertices_host.size, nb, graph.n, dtype.itemsize + extra, xp, block_bytes, component=p)
+
+    emit = _block_emitter(on_block, sink, writer, timer)
+    component_rows(csr, vertices_host, nb, rows_b, local, n=graph.n, xp=xp, dtype=dtype, tile=tile, width=width,
+                   timer=timer, emit=emit, closed=closed, paths=paths)
+
+
+class _Predecessors:
+    """``--predecessors``: what the stages carry beside the distances (:mod:`fastapsp.stages.predecessors`).
+
+    Holds the arcs and predecessors of the current SSSP batch's boundary rows
+    and of the current component's matrix, and the writer of the int32
+    predecessor blocks (to their own sink, through pinned buffers like the distances).
+    """
+
+    ROW_BYTES = 8  # int32 arcs and predecessors beside each boundary distance
+    BLOCK_BYTES = 4  # int32 predecessors beside each distance of a row block
+
+    def __init__(self, xp, sink, csr) -> None:
+        self.xp, self.sink, self.csr = xp, sink, csr
+        self.writer = HostWriter(xp, sink, np.int32)
+        self.all_h = self.all_p = self.rows_h = self.rows_p = None
+        self.matrix_h = self.matrix_p = self.inner_h = self.inner_p = None
+
+    def boundary(self, sources, all_rows) -> None:
+        """Arcs and predecessors of a batch of boundary rows (breadth-first over their tight arcs)."""
+        self.all_h, self.all_p = boundary_predecessors(*self.csr, self.xp.asarray(sources), all_rows)
+
+    def select(self, first: int, last: int) -> None:
+        """The rows of one component within the batch."""
+        self.rows_h, self.rows_p = self.all_h[first:last], self.all_p[first:last]
+
+    def build(self, vertices, nb: int) -> None:
+        self.matrix_h, self.matrix_p = component_predecessors(*self.csr, vertices, nb, self.rows_h, self.rows_p)
+
+    def close_matrix(self, matrix) -> None:
+        floyd_warshall_predecessors(matrix, self.matrix_h, self.matrix_p)
+
+    def extract(self, nb: int) -> None:
+        self.inner_h = extract_inner_to_boundary(self.matrix_h, nb)
+        self.inner_p = extract_inner_to_boundary(self.matrix_p, nb)
+
+    def min_plus(self, inner, rows_b, start: int, cols: int, out, out_pred, *, keep=None) -> None:
+        """Interior rows (``keep``: some of them) through the boundary rows' columns ``start .. start + cols``."""
+        inner_h, inner_p = (self.inner_h, self.inner_p) if keep is None else (self.inner_h[keep], self.inner_p[keep])
+        span = slice(start, start + cols)
+        min_plus_predecessors(inner, inner_h, inner_p, rows_b[:, span], self.rows_h[:, span], self.rows_p[:, span],
+                              out=out, out_pred=out_pred)
+
+    def close(self, timer) -> None:
+        self.writer.close(timer)
+        self.all_h = self.all_p = self.rows_h = self.rows_p = None
+
+
+
+def sssp_groups(partition, components, n: int, itemsize: int, xp, *, budget: int | None = None) -> list[list[int]]:
+    """Consecutive runs of components whose boundary rows together fit a quarter of the free memory (or ``budget``)."""
+    budget = max(1, available_bytes(xp) // 4) if budget is None else budget
+    groups: list[list[int]] = []
+    used = budget + 1
+    for p in components:
+        need = int(partition.boundary_per_part[p]) * n * itemsize
+        if used + need > budget:
+            groups.append([])
+            used = 0
+        groups[-1].append(p)
+        used += need
+    return groups
+
+
+
+def nonempty(partition) -> list[int]:
+    """The components that have vertices."""
+    return np.flatnonzero(partition.sizes > 0).tolist()
+
+
+def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile, width, timer, emit,
+                   closed=None, paths=None) -> None:
+    """The wanted rows ``vertices_host[local]`` of one component, in column chunks of ``width``.
+
+    Boundary rows are the boundary rows ``rows_b`` themselves.  A wanted
+    interior row is the min-plus product of its distances to the boundary
+    with ``rows_b``, and, for the component's own columns, the distances
+    inside the component: ``closed`` (the component closed over its own arcs,
+    boundary-graph method: the smaller of the two is kept), or else the
+    component matrix built from ``rows_b`` and closed here (frontier method:
+    it holds the exact distances).  ``emit(vertex_ids, column_start, block)``
+    receives each chunk.  With ``paths`` (``--predecessors``,
+    :class:`_Predecessors`) the predecessors are carried
+    along and their blocks go to ``paths.writer``.
+    """
+    local = np.asarray(local, dtype=np.int64)
+    ids = vertices_host[local]
+    boundary = local[local < nb]
+    interior = local[local >= nb]
+    own = inner = own_p = keep = None
+    minimum = closed is not None
+    if interior.size:
+        matrix = closed
+        if matrix is None:
+            matrix = build_and_close(csr, xp.asarray(vertices_host), nb, rows_b, tile=tile, timer=timer,
+                                     paths=paths)
+        with timer("extract"):
+            keep = xp.asarray(interior)
+            inner = xp.ascontiguousarray(matrix[keep, :nb])
+            own = matrix[keep]  # distances inside the component
+            if paths is not None:
+                paths.extract(nb)
+                own_p = paths.matrix_p[keep]
+            del matrix
+    boundary_dev = xp.asarray(boundary)
+    for start in range(0, n, width):
+        cols = min(width, n - start)
+        block = xp.empty((local.size, cols), dtype=dtype)
+        block_p = None if paths is None else xp.empty((local.size, cols), dtype=np.int32)
+        with timer("assemble"):
+            block[: boundary.size] = rows_b[boundary_dev, start : start + cols]
+            if paths is not None:
+                block_p[: boundary.size] = paths.rows_p[boundary_dev, start : start + cols]
+        if interior.size:
+            with timer("min_plus"):
+                if paths is None:
+                    min_plus(inner, rows_b[:, start : start + cols], out=block[boundary.size :])
+                else:
+                    paths.min_plus(inner, rows_b, start, cols, block[boundary.size :], block_p[boundary.size :],
+                                   keep=keep - nb)
+            with timer("assemble"):
+                inside = np.flatnonzero((vertices_host >= start) & (vertices_host < start + cols))
+                if inside.size:
+                    at = xp.asarray(vertices_host[inside] - start)
+                    here = own[:, xp.asarray(inside)]
+                    if minimum:  # paths through the boundary may be shorter than those inside
+                        here = xp.minimum(here, block[boundary.size :, at])
+                    block[boundary.size :, at] = here
+                    if paths is not None:
+                        block_p[boundary.size :, at] = own_p[:, xp.asarray(inside)]
+        emit(ids, start, block)
+        if paths is not None:
+            paths.writer.put(ids, start, block_p, timer)
+        del block, block_p
+
+
+def run_sssp_rows(graph, sources, *, backend: str = "numpy", sink, dtype=np.float32, on_block=None,
+                  block_bytes: int | None = None, pred_sink=None) -> dict:
+    """Rows of ``sources`` by single-source shortest paths (method ``sssp``), handed to ``sink``.
+
+    Sources go in batches whose rows fit a quarter of the free memory (or
+    ``block_bytes``).  ``pred_sink``, when given, receives their predecessors
+    (:func:`fastapsp.stages.predecessors.boundary_predecessors`).  Returns the
+    seconds per stage, as :func:`run_components`.
+    """
+    if backend == "cupy":
+        import cupy as xp
+    else:
+        xp = np
+    dtype = np.dtype(dtype)
+    timer = StageTimer(xp)
+    writer = HostWriter(xp, sink, dtype)
+    csr = device_csr(graph, xp)
+    paths = None if pred_sink is None else _Predecessors(xp, pred_sink, csr)
+    row_bytes = dtype.itemsize + (0 if paths is None else _Predecessors.ROW_BYTES)
+    batch = sssp_batch(graph.n, row_bytes, block_bytes if block_bytes is not None else available_bytes(xp) // 4)
+
+    emit = _block_emitter(on_block, sink, writer, timer)
+    sssp_rows(graph, csr, np.asarray(sources), xp=xp, dtype=dtype, batch=batch, timer=timer, emit=emit, paths=paths)
+    writer.close(timer)
+    if paths is not None:
+        paths.close(timer)
+    return timer.seconds
+
+
+def sssp_rows(graph, csr, sources, *, xp, dtype, batch: int, timer, emit, paths=None) -> None:
+    """Rows of ``sources`` by single-source shortest paths, ``batch`` sources at a time (and their predecessors)."""
+    indptr, indices, weights = csr
+    for first in range(0, len(sources), batch):
+        ids = np.asarray(sources[first : first + batch], dtype=np.int64)
+        with timer("sssp"):
+            rows = boundary_sssp(indptr, indices, weights, xp.asarray(ids), dtype=dtype,
+                                 unit_weights=graph.unit_weights, batch=SOURCES_SSSP_BATCH)
+            if paths is not None:
+                paths.boundary(ids, rows)
+        emit(ids, 0, rows)
+        if paths is not None:
+            paths.writer.put(ids, 0, paths.all_p, timer)
+        del rows

@@ -1,0 +1,196 @@
+"""Run a :class:`~fastapsp.planning.Plan`: the one executor behind the command line and the Python API.
+
+:func:`execute` makes the output (a ``.npy`` file shared by the ranks, host
+memory, a CuPy array on the GPU, or nothing), the device-side consumers
+(``--stats`` reductions, ``--verify`` samples, the progress bar), runs this
+rank's share of the plan (:mod:`fastapsp.components`, with the boundary
+graph's inputs from :mod:`fastapsp.distributed`), checks, commits and
+reports (:mod:`fastapsp.report`).  It decides nothing: every choice is the plan's.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .comm import max_over_ranks, run_or_abort, run_phase
+from .components import run_components, run_sssp_rows
+from .distributed import boundary_graph_inputs
+from .errors import ConfigError
+from .paths import predecessors_path
+from .progress import make_progress
+from .reductions import StatsAccumulator, finish_stats
+from .report import result_metadata, run_report
+from .sink import make_sink
+from .smalldist import SMALL_DTYPES, SmallIntSink
+from .sources import RowSubsetSink, SourceRows, ids_path
+from .stages.predecessors import NO_PREDECESSOR
+from .verify import RowSampler, chain, pick_rows, verify_rows
+
+__all__ = ["execute", "Outcome"]
+
+
+@dataclass
+class Outcome:
+    """What a run gives back: its report, the output (``result``/``predecessors`` for ``memory`` and
+    ``device``; None otherwise) and the statistics (``--stats``)."""
+
+    report: dict
+    result: object = None
+    predecessors: object = None
+    stats: object = None
+    complete: bool = True  # every row of an in-memory result written (by this rank)
+
+
+def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 0.0,
+            started: float | None = None) -> Outcome:
+    """Compute what ``plan`` says for ``graph`` on every rank of ``comm``.
+
+    ``seconds`` (the read, when the caller timed it) and ``startup`` (process
+    start to the job's start) go into the report beside the plan's own
+    seconds and the stages'.  ``started`` (``time.perf_counter()`` when the
+    job began) makes the report's total the job's; without it the total is
+    the plan's seconds and this call's.
+    """
+    start = time.perf_counter()
+    if not plan.matches(graph):
+        raise ConfigError(f"plan: made for {plan.graph_name!r} (n={plan.n}, {plan.m} arcs), given {graph.name!r} "
+                          f"(n={graph.n}, {graph.m} arcs)")
+    opts = plan.options
+    seconds = dict(seconds or {})
+    for key in ("choose_k", "partition"):
+        if key in plan.seconds:
+            seconds[key] = plan.seconds[key]
+    backend, sources, partition = plan.backend, plan.sources, plan.partition
+    run_graph, run_partition = plan.run_graph, plan.run_partition
+    block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
+    rows = None if sources is None else int(sources.size)
+    sink = base_sink = make_sink(plan.output, graph.n, plan.out_dtype, comm=comm, rows=rows)
+    pred_sink = pred_base = None
+    if opts.predecessors:  # int32 beside the output (fastapsp/stages/predecessors.py)
+        target = predecessors_path(plan.output) if plan.output.endswith(".npy") else plan.output
+        pred_sink = pred_base = make_sink(target, graph.n, np.int32, comm=comm, rows=rows)
+    if opts.dtype in SMALL_DTYPES:
+        sink = SmallIntSink(sink, opts.dtype)
+    if sources is not None:
+        sink = RowSubsetSink(sink, _positions(sources, graph.n))
+        if pred_sink is not None:
+            pred_sink = RowSubsetSink(pred_sink, _positions(sources, graph.n))
+
+    def cleanup():  # this rank alone, before it ends the job
+        base_sink.discard()
+        if pred_base is not None:
+            pred_base.discard()
+
+    accumulator = feed = None
+    if opts.stats:
+        accumulator = StatsAccumulator.for_graph(graph, backend)
+        feed = accumulator.update
+        if plan.each_pair_once:  # the run's vertex i is the graph's order[i]; each pair counts both ways
+            accumulator.vertex_order = plan.order
+            feed = functools.partial(accumulator.update, pairs=True)
+    sampler = None
+    if opts.verify:
+        sampler = RowSampler(pick_rows(np.arange(graph.n) if sources is None else sources, opts.verify), graph.n)
+    selection = None if sources is None or partition is None else SourceRows(partition, sources)
+    work = None  # rows of each of rank 0's components (with pairs: rows times the share of columns it covers)
+    if plan.source_rows != "sssp":
+        first = np.concatenate([[0], np.cumsum(run_partition.sizes)])  # a component's first vertex (pairs)
+        work = [run_partition.sizes[p] * (1.0 if not plan.each_pair_once else (graph.n - first[p]) / graph.n)
+                for p in plan.schedule[0]]
+    progress = make_progress(work if work is not None else [sources.size], graph.n, rank=comm.rank,
+                             quiet=opts.quiet)
+    on_block = chain(feed, sampler, progress)
+    verified: dict = {}
+    closures = None  # boundary-graph method: who closes which components
+    stage_seconds: dict = {}
+    try:
+        # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
+        if plan.source_rows == "sssp":
+            stage_seconds = run_or_abort(comm, "computing the source rows", run_sssp_rows, graph,
+                                         sources[comm.rank :: comm.size], backend=backend, sink=sink,
+                                         dtype=plan.dtype, block_bytes=block_bytes, on_block=on_block,
+                                         pred_sink=pred_sink, cleanup=cleanup)
+        else:
+            extra, timer = {}, None
+            mine = plan.schedule[comm.rank]
+            if plan.boundary_rows == "boundary-graph":
+                keep = None  # --sources: the closures this rank's wanted interior rows need, no others
+                if selection is not None:
+                    keep = selection.closures_needed() & np.isin(np.arange(partition.k), mine)
+                everywhere = bool(plan.close_everywhere)
+                closures = "every rank closes every component" if everywhere else "each rank closes its share"
+                if everywhere:  # and keeps the closures of its own components only
+                    own = np.isin(np.arange(partition.k), mine)
+                    keep = own if keep is None else keep & own
+                spread = [list(s) for s in plan.spread]
+                extra, timer, seconds["share_rows"] = boundary_graph_inputs(
+                    run_graph, run_partition, spread, backend, plan.dtype, comm=comm,
+                    cleanup=base_sink.discard, keep=keep, share=not everywhere)
+            stage_seconds = run_or_abort(comm, "computing the components", run_components, run_graph, run_partition,
+                                         list(mine), backend=backend, sink=sink, dtype=plan.dtype,
+                                         tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
+                                         boundary_rows=plan.boundary_rows, seed=opts.seed, tree=plan.tree,
+                                         timer=timer, cleanup=cleanup, pred_sink=pred_sink,
+                                         pairs=plan.each_pair_once, **extra)
+        if sampler is not None:  # before the output is committed: a wrong result is not left behind
+            verified = verify_rows(graph, sampler, plan.dtype, comm=comm)
+        if partition is not None:
+            base_sink.metadata = result_metadata(graph, partition, opts, plan.precision)
+        sink.commit()
+        if sources is not None and sink.path:
+            run_phase(comm, "saving the source ids",
+                      (lambda: np.save(ids_path(sink.path), sources)) if comm.rank == 0 else (lambda: None))
+        if pred_base is not None:
+            pred_base.metadata = dict(getattr(base_sink, "metadata", {}), content="predecessors",
+                                      no_predecessor=NO_PREDECESSOR)
+            pred_sink.commit()
+    except BaseException:
+        sink.abort()
+        if pred_sink is not None:
+            pred_sink.abort()
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+    seconds.update(stage_seconds)
+    if "tree" in plan.seconds:
+        seconds["boundary_graph"] = seconds.get("boundary_graph", 0.0) + plan.seconds["tree"]
+    seconds["plan"] = plan.seconds.get("plan", 0.0)
+    stats = None
+    if accumulator is not None:
+        stats = finish_stats(accumulator, opts.stats if isinstance(opts.stats, str) else None, comm=comm)
+    if started is not None:
+        seconds["total"] = time.perf_counter() - started
+    else:
+        seconds["total"] = time.perf_counter() - start + plan.seconds.get("total", 0.0)
+    each: list = []
+    seconds = max_over_ranks(comm, dict(seconds, startup=startup), each=each)
+    startup = seconds.pop("startup")
+    report = run_report(graph, plan, seconds)
+    report["startup_seconds"] = round(startup, 6)  # process start to this job's start (imports, MPI), slowest rank
+    if comm.size > 1:  # the stages above are each the slowest rank's: every rank's own, to see the balance
+        report["rank_seconds"] = [{key: round(value, 6) for key, value in part.items()} for part in each]
+    if closures is not None:
+        report["local_closures"] = closures
+    report.update(verified)
+    if stats is not None:  # the scalars (the histogram and per-vertex arrays are in PREFIX.json / .npz)
+        report["stats"] = {key: value for key, value in stats.to_json_dict().items()
+                           if key not in ("histogram", "per_vertex")}
+        report["stats_each_pair_once"] = plan.each_pair_once
+    result = getattr(base_sink, "result", None)
+    predecessors = None if pred_base is None else getattr(pred_base, "result", None)
+    written = getattr(base_sink, "rows_written", None)
+    complete = written is None or bool(written.all())
+    return Outcome(report, result, predecessors, stats, complete)
+
+
+def _positions(sources, n: int) -> np.ndarray:
+    """Output row of every vertex (-1 for those not among ``sources``)."""
+    position = np.full(n, -1, dtype=np.int64)
+    position[sources] = np.arange(sources.size)
+    return position
+

@@ -1,0 +1,114 @@
+"""The settings of a run: one list for the command line, run files and the Python API.
+
+Every field of :class:`SolveOptions` is a ``fastapsp solve`` flag (``-`` for
+``_``), a run-file key (see :mod:`fastapsp.config`) and, where it makes sense
+in a process, a keyword of :func:`fastapsp.solve`, :func:`fastapsp.stats` and
+:func:`fastapsp.plan`.  The decisions a run makes from them live in
+:func:`fastapsp.planning.make_plan`, once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+
+from .cost import SSSP_METHODS
+from .errors import ConfigError
+from .partition import AUTO, DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS
+from .precision import DTYPES
+from .smalldist import SMALL_DTYPES
+from .stages.floyd_warshall import DEFAULT_TILE
+
+__all__ = ["SolveOptions", "RUN_FILE_TYPES", "OUTPUTS", "SOURCE_ROWS"]
+
+# Where the result goes: discarded, host memory, GPU memory (a CuPy array), or a .npy file (any other value).
+OUTPUTS = ("none", "memory", "device")
+SOURCE_ROWS = ("auto", "pipeline", "sssp")  # how the rows of --sources are computed (fastapsp/sources.py)
+
+
+@dataclass
+class SolveOptions:
+    """Every setting of a run (flags and run-file keys share these names)."""
+
+    graph: str = ""
+    k: int | None = None
+    partitioner: str = AUTO  # fastapsp.partition.auto_partitioner
+    refine: str = "none"
+    seed: int = DEFAULT_SEED
+    imbalance: float = DEFAULT_IMBALANCE
+    backend: str = "auto"
+    undirected: bool = False
+    format: str | None = None
+    output: str = "none"  # none | memory | device | PATH.npy
+    dtype: str | None = None  # None or "auto": chosen from the graph (see fastapsp.precision)
+    result_dtype: str | None = None  # the output's float dtype when wider than the one computed in (Python API)
+    partition_file: str | None = None
+    plan: str | None = None  # --plan FILE: the whole plan loaded from FILE, or made and saved there
+    report: str | None = None
+    tile: int = DEFAULT_TILE
+    block_mb: float | None = None
+    sssp_method: str = "auto"  # where the boundary rows come from: frontier | boundary-graph
+    stats: str | bool | None = None  # --stats PREFIX (fastapsp/reductions.py); True: reduce, write no file
+    sources: object = None  # --sources SPEC or an array of ids (fastapsp/sources.py)
+    sources_method: str = "auto"  # how the rows of the sources are computed: pipeline | sssp
+    verify: int = 0  # --verify N (fastapsp/verify.py)
+    predecessors: bool = False  # --predecessors (fastapsp/paths.py)
+    dry_run: bool = False  # --dry-run: print the plan and its estimates, compute nothing
+    quiet: bool = False  # --quiet: no progress bar (fastapsp/progress.py)
+
+    def check(self, *, need_graph: bool = True) -> None:
+        """Reject values no run could use, before any work starts (same on every rank)."""
+        if need_graph and not self.graph:
+            raise ConfigError("graph: no graph file given")
+        if self.k is not None and (not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1):
+            raise ConfigError(f"k: {self.k!r} is not a positive integer")
+        if self.partitioner != AUTO and self.partitioner not in PARTITIONERS:
+            raise ConfigError(f"partitioner: {self.partitioner!r} is not one of {AUTO}, {', '.join(PARTITIONERS)}")
+        if self.refine not in REFINEMENTS:
+            raise ConfigError(f"refine: {self.refine!r} is not one of {', '.join(REFINEMENTS)}")
+        if not 0 <= self.imbalance < 1:
+            raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
+        if self.dtype not in (None, "auto", *DTYPES, *SMALL_DTYPES):
+            raise ConfigError(f"dtype: {self.dtype!r} is not one of auto, {', '.join(DTYPES + SMALL_DTYPES)}")
+        if self.result_dtype not in (None, *DTYPES):
+            raise ConfigError(f"result_dtype: {self.result_dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.backend not in ("auto", "numpy", "cupy"):
+            raise ConfigError(f"backend: {self.backend!r} is not one of auto, numpy, cupy")
+        out = str(self.output)
+        if out not in OUTPUTS and not out.endswith(".npy"):
+            raise ConfigError(f"output: {out!r} is not 'none', 'memory', 'device' or a path ending in .npy")
+        if out.endswith(".npy") and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+            raise ConfigError(f"output: folder {os.path.dirname(os.path.abspath(out))} does not exist")
+        if isinstance(self.stats, str) and not os.path.isdir(os.path.dirname(os.path.abspath(self.stats))):
+            raise ConfigError(f"stats: folder {os.path.dirname(os.path.abspath(self.stats))} does not exist")
+        if self.plan is not None and not os.path.isdir(os.path.dirname(os.path.abspath(self.plan))):
+            raise ConfigError(f"plan: folder {os.path.dirname(os.path.abspath(self.plan))} does not exist")
+        if self.sources_method not in SOURCE_ROWS:
+            raise ConfigError(f"sources_method: {self.sources_method!r} is not one of {', '.join(SOURCE_ROWS)}")
+        if self.stats and self.sources is not None:
+            raise ConfigError("stats: --stats reduces the whole matrix and cannot be combined with --sources")
+        if self.predecessors and not (out.endswith(".npy") or out in ("memory", "device")):
+            raise ConfigError(f"predecessors: needs --output PATH.npy (they are written beside it), found {out!r}")
+        if not isinstance(self.verify, int) or self.verify < 0:
+            raise ConfigError(f"verify: {self.verify!r} is not a number of rows >= 0")
+        if self.tile < 1:
+            raise ConfigError(f"tile: {self.tile} is not a positive integer")
+        if self.block_mb is not None and self.block_mb <= 0:
+            raise ConfigError(f"block_mb: {self.block_mb} must be > 0")
+        if self.sssp_method not in SSSP_METHODS:
+            raise ConfigError(f"sssp_method: {self.sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
+
+    def to_dict(self) -> dict:
+        """The settings as plain values (what a saved plan records)."""
+        values = asdict(self)
+        if values["sources"] is not None and not isinstance(values["sources"], str):
+            values["sources"] = "<array>"
+        return values
+
+
+# Run-file keys and their types (every field but the graph-independent Python-only ones).
+RUN_FILE_TYPES = {"graph": str, "k": int, "partitioner": str, "refine": str, "seed": int, "imbalance": float,
+                  "backend": str, "undirected": bool, "format": str, "output": str, "dtype": str,
+                  "partition_file": str, "plan": str, "report": str, "tile": int, "block_mb": float, "stats": str,
+                  "sources": str, "sources_method": str, "verify": int, "predecessors": bool, "dry_run": bool,
+                  "quiet": bool, "sssp_method": str}
