@@ -187,6 +187,7 @@ def run_cli(ref: Reference, *, stats: bool) -> dict:
                "--output", "none", "--report", str(report), "--quiet"]
         if ref.k is not None:
             cmd += ["-k", str(ref.k)]
+        cmd += ["--partitioner", ref.partitioner]
         if stats:
             cmd += ["--stats", str(Path(tmp) / "stats")]
         env = dict(os.environ)
@@ -226,9 +227,10 @@ def prepare(call, graph, backend, cp, ref, plans) -> None:
         raise Skip(f"n*n*8 = {n * n * 8 / 2**30:.1f} GiB (float64) does not fit the GPU's free memory "
                    f"({gpu_free_bytes(cp) / 2**30:.1f} GiB)")
     if call == "solve->cupy(plan)" and call not in plans:
-        plans[call] = fastapsp.plan(graph, k=ref.k, backend="cupy", output="device")
+        plans[call] = fastapsp.plan(graph, k=ref.k, partitioner=ref.partitioner, backend="cupy",
+                                      output="device")
     if call == "stats(plan)" and call not in plans:
-        plans[call] = fastapsp.plan(graph, k=ref.k, stats=True, backend=backend)
+        plans[call] = fastapsp.plan(graph, k=ref.k, partitioner=ref.partitioner, stats=True, backend=backend)
 
 
 def run_call(call, graph, backend, cp, ref, plans, caught) -> dict:
@@ -243,20 +245,20 @@ def run_call(call, graph, backend, cp, ref, plans, caught) -> dict:
     record: dict = {}
     with timed(xp=xp) as t:
         if call == "solve->cupy":
-            result = fastapsp.solve(graph, k=k, backend="cupy", output="device")
+            result = fastapsp.solve(graph, k=k, partitioner=ref.partitioner, backend="cupy", output="device")
         elif call == "solve->cupy(plan)":
             result = fastapsp.solve(graph, plan=plans[call])
         elif call == "solve->numpy":
-            result = fastapsp.solve(graph, k=k, backend=backend)
+            result = fastapsp.solve(graph, k=k, partitioner=ref.partitioner, backend=backend)
         elif call == "stats":
-            result = fastapsp.stats(graph, k=k, backend=backend)
+            result = fastapsp.stats(graph, k=k, partitioner=ref.partitioner, backend=backend)
         elif call == "stats(plan)":
             result = fastapsp.stats(graph, plan=plans[call])
         elif call == "shortest_path->cupy":
             import cupyx.scipy.sparse as cupyx_sparse
 
             matrix = cupyx_sparse.csr_matrix(graph.to_scipy())
-            result = fastapsp.shortest_path(matrix, k=k)
+            result = fastapsp.shortest_path(matrix, k=k, partitioner=ref.partitioner)
         else:
             raise ValueError(f"call: {call!r} is not one of {', '.join(CALLS)}")
     record["seconds"] = t.seconds
@@ -298,6 +300,7 @@ def bench_graph(name, path, args, cp, caught, out_dir) -> list[dict]:
               "commit": commit(), "versions": versions(), "read_seconds": read_seconds}
     print(f"{name}: n={graph.n} m={graph.m} read in {read_seconds:.2f} s", flush=True)
     ref = Reference(graph, path, args.backend, args.k, out_dir)
+    ref.partitioner = args.partitioner
     plans: dict = {}
     records: list[dict] = []
     target = out_dir / f"library-{name}.json"
@@ -380,6 +383,7 @@ def main(argv=None) -> int:
                         help=f"calls to time, in this order (default: all of {', '.join(CALLS)})")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("-k", type=int, default=None, help="components (default: the cost model's choice)")
+    parser.add_argument("--partitioner", default="auto", help="partitioner of every call (default: auto)")
     parser.add_argument("--warmup", default=str(MINNESOTA), metavar="PATH",
                         help="graph solved first to compile the kernels ('' for none)")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "library"), metavar="DIR")

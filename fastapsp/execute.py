@@ -30,7 +30,10 @@ from .sources import RowSubsetSink, SourceRows, ids_path
 from .stages.predecessors import NO_PREDECESSOR
 from .verify import RowSampler, chain, pick_rows, verify_rows
 
-__all__ = ["execute", "Outcome"]
+__all__ = ["execute", "Outcome", "PLANNING"]
+
+# The stages of making a plan (Plan.seconds), reported beside the executor's when the plan was made for the run.
+PLANNING = ("read", "choose_k", "partition", "plan")
 
 
 @dataclass
@@ -49,11 +52,12 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
             started: float | None = None) -> Outcome:
     """Compute what ``plan`` says for ``graph`` on every rank of ``comm``.
 
-    ``seconds`` (the read, when the caller timed it) and ``startup`` (process
-    start to the job's start) go into the report beside the plan's own
-    seconds and the stages'.  ``started`` (``time.perf_counter()`` when the
-    job began) makes the report's total the job's; without it the total is
-    the plan's seconds and this call's.
+    ``seconds`` (what the caller spent before: the read, the plan's choice of
+    k and partition when the plan was made for this run) and ``startup``
+    (process start to the job's start) go into the report beside the stages'.
+    ``started`` (``time.perf_counter()`` when the job began) makes the
+    report's total the job's; without it the total is this call's and the
+    ``seconds`` given.
     """
     start = time.perf_counter()
     if not plan.matches(graph):
@@ -61,9 +65,6 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                           f"(n={graph.n}, {graph.m} arcs)")
     opts = plan.options
     seconds = dict(seconds or {})
-    for key in ("choose_k", "partition"):
-        if key in plan.seconds:
-            seconds[key] = plan.seconds[key]
     backend, sources, partition = plan.backend, plan.sources, plan.partition
     run_graph, run_partition = plan.run_graph, plan.run_partition
     block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
@@ -157,16 +158,13 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
         if progress is not None:
             progress.close()
     seconds.update(stage_seconds)
-    if "tree" in plan.seconds:
-        seconds["boundary_graph"] = seconds.get("boundary_graph", 0.0) + plan.seconds["tree"]
-    seconds["plan"] = plan.seconds.get("plan", 0.0)
     stats = None
     if accumulator is not None:
         stats = finish_stats(accumulator, opts.stats if isinstance(opts.stats, str) else None, comm=comm)
     if started is not None:
         seconds["total"] = time.perf_counter() - started
     else:
-        seconds["total"] = time.perf_counter() - start + plan.seconds.get("total", 0.0)
+        seconds["total"] = time.perf_counter() - start + sum(seconds.get(key, 0.0) for key in PLANNING)
     each: list = []
     seconds = max_over_ranks(comm, dict(seconds, startup=startup), each=each)
     startup = seconds.pop("startup")

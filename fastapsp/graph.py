@@ -272,7 +272,8 @@ class Graph:
         """
         order = np.asarray(order, dtype=np.int64)
         n = self.n
-        if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
+        if order.shape != (n,) or (n and (order.min() < 0 or order.max() >= n
+                                          or np.bincount(order, minlength=n).max() != 1)):
             raise ValueError(f"order: expected a permutation of 0..{n - 1}, found shape {order.shape}")
         return self.subgraph(order)
 
@@ -296,7 +297,7 @@ class Graph:
         heads = rename[self.indices[source]]
         inside = heads >= 0  # arcs to vertices left out go
         source, rows, heads = source[inside], rows[inside], heads[inside]
-        sort = np.argsort(rows * size + heads, kind="stable")  # heads ascending within each row
+        _, sort = _sorted_with_order(rows * size + heads)  # heads ascending within each row (stable)
         indptr = np.zeros(size + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=size), out=indptr[1:])
         dtype = self.indptr.dtype

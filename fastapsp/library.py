@@ -143,7 +143,7 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "auto", refi
     if output not in ("memory", "device"):
         raise ValueError(f"output: {output!r} is not 'memory' or 'device' (files: fastapsp solve --output PATH.npy)")
     the_plan = _plan_for(graph, settings, plan, partition, comm, stats=False)
-    outcome = _run(the_plan, graph, comm)
+    outcome = _run(the_plan, graph, comm, made=the_plan is not plan)
     dist, pred = outcome.result, outcome.predecessors
     if (comm is None or comm.size == 1) and not outcome.complete:  # every vertex lies in one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
@@ -194,7 +194,7 @@ def stats(graph: Graph, *, k: int | None = None, partitioner: str = "auto", refi
                     dtype=dtype, sources=None, sources_method="auto", sssp_method=sssp_method, output="none",
                     return_predecessors=False)
     the_plan = _plan_for(graph, settings, plan, partition, comm, stats=True)
-    return _run(the_plan, graph, comm).stats
+    return _run(the_plan, graph, comm, made=the_plan is not plan).stats
 
 
 def _options(settings: dict, *, stats: bool):
@@ -280,11 +280,13 @@ def _same_run(opts, base) -> bool:
     return True
 
 
-def _run(the_plan, graph, comm):
+def _run(the_plan, graph, comm, *, made: bool):
+    """Execute ``the_plan``; ``made``: it was made in this call (its seconds count in the report)."""
     from .comm import SerialComm
     from .execute import execute
 
-    return execute(the_plan, graph, comm=SerialComm() if comm is None else comm)
+    return execute(the_plan, graph, comm=SerialComm() if comm is None else comm,
+                   seconds=the_plan.spent() if made else None)
 
 
 def _dtype_name(dtype) -> str:

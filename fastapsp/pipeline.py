@@ -60,5 +60,6 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
             report["predecessors_bytes"] = output_bytes(plan.rows, graph.n, "int32")
         report["dry_run"] = plan.estimate()
         return report, None
+    seconds.update(plan.spent())
     outcome = execute(plan, graph, comm=comm, seconds=seconds, startup=startup, started=start)
     return outcome.report, outcome

@@ -48,7 +48,7 @@ from .cost import choose_method as choose_boundary_rows
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
 from .options import SolveOptions
-from .partition import make_partition, save_partition
+from .partition import save_partition
 from .precision import choose_dtype
 from .schedule import component_costs, schedule_components
 from .sizing import check_output_fits, dry_run, output_bytes, sssp_memory
@@ -143,6 +143,11 @@ class Plan:
     def rows(self) -> int:
         """Rows of the output: n, or the number of sources."""
         return self.n if self.sources is None else int(self.sources.size)
+
+    def spent(self) -> dict:
+        """Seconds making the plan took, as report stages: ``choose_k``, ``partition`` and ``plan`` (the rest,
+        the level tree's shape included)."""
+        return {key: value for key, value in self.seconds.items() if key in ("choose_k", "partition", "plan")}
 
     def matches(self, graph) -> bool:
         """Whether the plan was made for ``graph`` (same arcs, weights and direction)."""
@@ -394,7 +399,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         everywhere = bool(force.get("close_everywhere", everywhere)) and comm.size > 1
     elif boundary_rows is not None:
         schedule = schedule_components(costs, comm.size)
-    seconds["plan"] = time.perf_counter() - t
+    seconds["plan"] = time.perf_counter() - t  # the level tree ("tree") included
     seconds["total"] = time.perf_counter() - start
     frozen = dataclasses.replace(opts)
     return Plan(options=frozen, graph_name=graph.name, graph_checksum=graph.checksum(), n=graph.n, m=graph.m,
@@ -419,9 +424,12 @@ def renamed_by_component(graph, partition):
     """
     order = np.argsort(partition.labels, kind="stable")
     renamed = graph.permuted(order)
-    part = make_partition(renamed, partition.labels[order], partition.k, method=partition.method,
-                          seed=partition.seed, imbalance=partition.imbalance, seconds=partition.seconds,
-                          details=partition.details)
+    # The renaming keeps the order of the vertices within each component, so the partition's
+    # boundary, cut and per-component lists (boundary first, each ascending) carry over as they are.
+    new = np.empty(graph.n, dtype=np.int64)
+    new[order] = np.arange(graph.n)
+    part = dataclasses.replace(partition, labels=partition.labels[order], boundary=partition.boundary[order],
+                               _order=new[partition._order])
     return order, renamed, part
 
 

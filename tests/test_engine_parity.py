@@ -285,3 +285,28 @@ def test_cupyx_shortest_path_equals_scipy(graphs, cupy, name):
     got = fastapsp.shortest_path(cupyx_sparse.csr_matrix(graph.to_scipy()))
     assert isinstance(got, cupy.ndarray) and got.dtype == np.float64
     np.testing.assert_array_equal(got.get(), scipy_shortest_path(graph.to_scipy()))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", ["frontier", "boundary-graph"])
+def test_device_output_of_sources_predecessors_and_widened_rows(graphs, cupy, method):
+    """Rows in the order asked (repeats too), predecessors beside them, a float64 result from a float32 run
+    and 16-bit rows: all on the device, equal to the host path."""
+    graph, path, want, integer = graphs["directed-200"]
+    asked = [17, 3, 3, 150, 0]
+    rows = fastapsp.solve(graph, k=5, backend="cupy", output="device", sources=asked, sssp_method=method,
+                          sources_method="pipeline")
+    assert isinstance(rows, cupy.ndarray) and rows.shape == (5, graph.n)
+    np.testing.assert_array_equal(rows.get(), want[asked])
+    wide = fastapsp.solve(graph, k=5, backend="cupy", output="device", sssp_method=method, result_dtype="float64")
+    assert wide.dtype == np.float64 and np.array_equal(wide.get(), want)
+    dist, pred = fastapsp.solve(graph, k=5, backend="cupy", output="device", return_predecessors=True)
+    host_dist, host_pred = fastapsp.solve(graph, k=5, backend="numpy", return_predecessors=True)
+    assert isinstance(pred, cupy.ndarray)
+    np.testing.assert_array_equal(dist.get(), host_dist)
+    np.testing.assert_array_equal(pred.get(), host_pred)
+    unit = random_graph(np.random.default_rng(11), 120, 400, directed=True, weighted=False)
+    small = fastapsp.solve(unit, k=4, backend="cupy", output="device", dtype="uint16")
+    reference = scipy_shortest_path(unit.to_scipy())
+    expected = np.where(np.isinf(reference), 65535, reference).astype(np.uint16)
+    assert small.dtype == np.uint16 and np.array_equal(small.get(), expected)

@@ -1,0 +1,78 @@
+"""The plan: its decisions, the renaming for each-pair-once, imposed variants and describe()."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import random_graph
+
+import fastapsp
+from fastapsp.comm import SerialComm
+from fastapsp.errors import ConfigError
+from fastapsp.options import SolveOptions
+from fastapsp.partition import make_partition, partition_graph
+from fastapsp.planning import make_plan, renamed_by_component
+
+
+@pytest.mark.parametrize("k", [1, 5, 17])
+def test_renamed_partition_is_the_partition_of_the_renamed_graph(k):
+    graph = random_graph(np.random.default_rng(k), 120, 400, directed=False, weighted=True)
+    part = partition_graph(graph, k, "metis")
+    order, renamed, moved = renamed_by_component(graph, part)
+    assert np.array_equal(np.sort(order), np.arange(graph.n))
+    fresh = make_partition(renamed, part.labels[order], k, method=part.method, seed=part.seed,
+                           imbalance=part.imbalance, seconds=part.seconds)
+    assert np.array_equal(moved.labels, fresh.labels) and np.array_equal(moved.boundary, fresh.boundary)
+    assert moved.edge_cut == fresh.edge_cut
+    for p in range(k):
+        (a, na), (b, nb) = moved.component(p), fresh.component(p)
+        assert na == nb and np.array_equal(a, b)
+        assert np.all(np.diff(np.sort(a)) == 1)  # every component a run of consecutive ids
+
+
+def test_stats_plan_renames_and_a_forced_plan_does_not():
+    graph = random_graph(np.random.default_rng(3), 90, 300, directed=False, weighted=False)
+    opts = SolveOptions(backend="numpy", k=4, stats=True, quiet=True)
+    plan = make_plan(graph, opts, comm=SerialComm())
+    assert plan.each_pair_once and plan.order is not None and plan.run_graph is not graph
+    whole = make_plan(graph, opts, comm=SerialComm(), force={"each_pair_once": False})
+    assert not whole.each_pair_once and whole.order is None and whole.run_graph is graph
+    with pytest.raises(ConfigError, match="force"):
+        make_plan(graph, opts, comm=SerialComm(), force={"k": 3})
+
+
+def test_directed_or_host_output_never_pairs():
+    graph = random_graph(np.random.default_rng(4), 60, 200, directed=True, weighted=True)
+    assert not make_plan(graph, SolveOptions(backend="numpy", k=3, stats=True), comm=SerialComm()).each_pair_once
+    undirected = random_graph(np.random.default_rng(5), 60, 200, directed=False, weighted=True)
+    opts = SolveOptions(backend="numpy", k=3, stats=True, output="memory")
+    assert not make_plan(undirected, opts, comm=SerialComm()).each_pair_once
+
+
+def test_describe_is_json_and_names_every_decision():
+    graph = random_graph(np.random.default_rng(6), 80, 250, directed=True, weighted=True)
+    plan = fastapsp.plan(graph, k=3, backend="numpy")
+    decided = json.loads(json.dumps(plan.describe()))
+    for key in ("k", "k_choice", "partitioner", "boundary_rows", "dtype", "dtype_reason", "each_pair_once",
+                "close_everywhere", "components_per_rank", "output", "predicted_seconds", "plan_seconds"):
+        assert key in decided
+    assert decided["k"] == 3 and decided["k_choice"]["rule"] == "given"
+
+
+def test_a_plan_is_frozen_and_reused_as_is():
+    graph = random_graph(np.random.default_rng(7), 70, 220, directed=False, weighted=True)
+    plan = fastapsp.plan(graph, k=3, backend="numpy")
+    with pytest.raises(Exception):
+        plan.k_choice = {}
+    import fastapsp.library as library
+
+    assert library._plan_for(graph, dict(library._DEFAULTS, backend="numpy"), plan, None, None, stats=False) is plan
+    other = library._plan_for(graph, dict(library._DEFAULTS, backend="numpy", sssp_method="frontier"), plan, None,
+                              None, stats=False)
+    assert other is not plan and other.partition is plan.partition and other.boundary_rows == "frontier"
+
+
+def test_device_output_needs_the_gpu_backend():
+    graph = random_graph(np.random.default_rng(8), 30, 80, directed=True, weighted=False)
+    with pytest.raises(ValueError, match="output"):
+        fastapsp.solve(graph, backend="numpy", output="device")
