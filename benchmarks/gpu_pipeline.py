@@ -89,9 +89,9 @@ def check_exact(graph_path, k, partitioner, backend, samples, seed=0, rows=256, 
 
     sink = Rows()
     if method == "auto":
-        from fastapsp.cost import choose_method, predict
+        from fastapsp.cost import choose_boundary_rows, predict
 
-        method = choose_method(predict(part.sizes, part.boundary_per_part, graph.n, graph.m,
+        method = choose_boundary_rows(predict(part.sizes, part.boundary_per_part, graph.n, graph.m,
                                        unit_weights=graph.unit_weights, backend=backend))
     run_components(graph, part, picked, backend=backend, sink=sink, dtype=np.float32, boundary_rows=method)
     # SciPy from every row would take minutes: compare a random sample of the computed rows.

@@ -266,9 +266,12 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
     width = column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
     first = int(vertices_host.min()) if pairs and c else 0
+    # On the GPU, rows of whole 16-byte groups, so that the min-plus kernels store them as vectors
+    # whatever n is (a block that goes to the host stays contiguous for its copy).
+    pad = 16 // dtype.itemsize if xp is not np and not sink.needs_host else 1
     for start in range(first, n, width):
         cols = min(width, n - start)
-        block = xp.empty((c, cols), dtype=dtype)
+        block = xp.empty((c, -(-cols // pad) * pad), dtype=dtype)[:, :cols]
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
         with timer("min_plus"):
             if paths is None:

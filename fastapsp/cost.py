@@ -16,7 +16,7 @@ import numpy as np
 
 from .graph import arc_positions, distinct
 
-__all__ = ["RATES", "predict", "choose_method", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS",
+__all__ = ["RATES", "predict", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS",
            "SHARE_RATE", "close_everywhere"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
@@ -110,7 +110,7 @@ def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.floa
     return closures * (1 - 1 / ranks) < shared
 
 
-def choose_method(prediction: dict) -> str:
+def choose_boundary_rows(prediction: dict) -> str:
     """The method with the smaller predicted total."""
     if prediction["boundary-graph"]["total"] <= prediction["frontier"]["total"]:
         return "boundary-graph"

@@ -43,8 +43,7 @@ import numpy as np
 
 from .backend import available_bytes, gpu_name, resolve_backend
 from .comm import run_phase, select_device
-from .cost import close_everywhere, default_k, predict
-from .cost import choose_method as choose_boundary_rows
+from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
 from .options import SolveOptions

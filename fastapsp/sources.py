@@ -16,7 +16,7 @@ Two exact ways to get the rows of a set S of sources:
 ``auto`` picks the cheaper by the cost model of :mod:`fastapsp.cost`: before
 partitioning when the sources' SSSP costs no more than the partitioner
 (:func:`sssp_before_partition`), else with the components known
-(:func:`choose_method`).
+(:func:`choose_source_rows`).
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def sssp_before_partition(count: int, n: int, arcs: int, k: int, *, unit_weights
     The pipeline pays the partitioner before its first row, so when the
     sources' SSSP is predicted to cost no more than that (seconds per vertex
     and per component, :data:`fastapsp.cost.PARTITION_RATES`) no partition is
-    made at all.  Otherwise the partition is made and :func:`choose_method`
+    made at all.  Otherwise the partition is made and :func:`choose_source_rows`
     decides with the components known.
     """
     partition = PARTITION_RATES["per_vertex"] * n + PARTITION_RATES["per_component"] * k
