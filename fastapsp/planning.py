@@ -69,8 +69,10 @@ class Plan:
     ----------
     options : SolveOptions
         The settings the plan was made for (a copy; changing it changes nothing).
-    graph_name, graph_checksum, n, m, directed
-        The graph it was made for (``m``: stored arcs).
+    graph, graph_name, n, m, directed
+        The graph it was made for (``m``: stored arcs); ``graph_checksum`` its
+        checksum, computed when first asked (saving the plan, or checking it
+        against another graph object).
     backend, device, ranks
         ``numpy`` or ``cupy``, the device's name, the number of ranks.
     k_choice : dict
@@ -101,8 +103,8 @@ class Plan:
     """
 
     options: SolveOptions
+    graph: object = field(repr=False)
     graph_name: str
-    graph_checksum: str
     n: int
     m: int
     directed: bool
@@ -150,7 +152,13 @@ class Plan:
 
     def matches(self, graph) -> bool:
         """Whether the plan was made for ``graph`` (same arcs, weights and direction)."""
+        if graph is self.graph:
+            return True
         return graph.n == self.n and graph.m == self.m and graph.checksum() == self.graph_checksum
+
+    @property
+    def graph_checksum(self) -> str:
+        return self.graph.checksum()  # cached by the graph
 
     def estimate(self, *, block_bytes: int | None = None) -> list[dict]:
         """Per rank: device memory per stage, host memory and estimated seconds (see :mod:`fastapsp.sizing`)."""
@@ -401,7 +409,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
     seconds["plan"] = time.perf_counter() - t  # the level tree ("tree") included
     seconds["total"] = time.perf_counter() - start
     frozen = dataclasses.replace(opts)
-    return Plan(options=frozen, graph_name=graph.name, graph_checksum=graph.checksum(), n=graph.n, m=graph.m,
+    return Plan(options=frozen, graph=graph, graph_name=graph.name, n=graph.n, m=graph.m,
                 directed=graph.directed, backend=backend, device=device, ranks=comm.size, k_choice=k_choice,
                 partition=partition, sources=sources, source_rows=source_rows, boundary_rows=boundary_rows,
                 precision=precision, dtype=compute_dtype, out_dtype=str(out_dtype), each_pair_once=each_pair_once,

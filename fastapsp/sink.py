@@ -341,32 +341,33 @@ class DeviceSink(NullSink):
         self.rows_written = np.zeros(rows, dtype=bool)
 
     def write(self, vertices, column_start, block) -> None:
-        import cupy
-
         vertices = np.asarray(vertices)
         rows, cols = block.shape
         if vertices.size and vertices[-1] - vertices[0] + 1 == vertices.size and np.all(np.diff(vertices) == 1):
             # a run of rows: one strided copy (and conversion)
             self.result[int(vertices[0]) : int(vertices[-1]) + 1, column_start : column_start + cols] = block
         elif rows and cols:
-            # One pass over the block, each element to its row, converted on the way: half the memory
-            # traffic of CuPy's indexed assignment, which gathers the indices per element.
-            block = cupy.ascontiguousarray(block)
-            _scatter_rows_kernel()(block, cupy.asarray(vertices, dtype=cupy.int64), np.int64(cols),
-                                   np.int64(column_start), np.int64(self.result.shape[1]), self.result)
+            _scatter_rows_device(block, self.result, vertices, column_start)
         self.rows_written[vertices] = True
 
 
-def _scatter_rows_kernel():
-    """``out[rows[i // cols], start + i % cols] = block[i]`` over a C-contiguous block (any two float dtypes)."""
+# C names of the types a device result holds (distances, 16-bit distances, predecessors).
+_C_TYPES = {"float32": "float", "float64": "double", "uint16": "unsigned short", "uint8": "unsigned char",
+            "int32": "int"}
+
+
+def _scatter_rows_device(block, out, vertices, column_start: int) -> None:
+    """``out[vertices[r], column_start:][:cols] = block[r]`` on the device (``kernels/scatter_rows.cu``)."""
     import cupy
 
-    global _SCATTER
-    if _SCATTER is None:
-        _SCATTER = cupy.ElementwiseKernel(
-            "T x, raw int64 rows, int64 cols, int64 start, int64 ld", "raw U out",
-            "out[rows[i / cols] * ld + start + i % cols] = (U)x", "fastapsp_scatter_rows")
-    return _SCATTER
+    from .kernels import get_kernel
 
-
-_SCATTER = None
+    rows, cols = block.shape
+    if not (cols <= 1 or block.strides[1] == block.itemsize) or block.strides[0] % block.itemsize:
+        block = cupy.ascontiguousarray(block)
+    ldb = block.strides[0] // block.itemsize if rows > 1 else cols
+    kernel = get_kernel("scatter_rows.cu", "scatter_rows", np.float32,
+                        options=(f"-DIN_T={_C_TYPES[str(block.dtype)]}", f"-DOUT_T={_C_TYPES[str(out.dtype)]}"))
+    grid = (max(1, min(-(-cols // 1024), 1024)), min(rows, 65535))
+    kernel(grid, (256,), (block, np.int64(ldb), out, np.int64(out.shape[1]), cupy.asarray(vertices, dtype=np.int64),
+                          np.int64(column_start), np.int64(cols), np.int32(rows)))
