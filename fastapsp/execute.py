@@ -63,6 +63,9 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     if not plan.matches(graph):
         raise ConfigError(f"plan: made for {plan.graph_name!r} (n={plan.n}, {plan.m} arcs), given {graph.name!r} "
                           f"(n={graph.n}, {graph.m} arcs)")
+    if plan.ranks != comm.size:
+        raise ConfigError(f"plan: made for {plan.ranks} rank(s), run on {comm.size}; make the plan with this "
+                          "communicator")
     opts = plan.options
     seconds = dict(seconds or {})
     backend, sources, partition = plan.backend, plan.sources, plan.partition

@@ -76,3 +76,15 @@ def test_device_output_needs_the_gpu_backend():
     graph = random_graph(np.random.default_rng(8), 30, 80, directed=True, weighted=False)
     with pytest.raises(ValueError, match="output"):
         fastapsp.solve(graph, backend="numpy", output="device")
+
+
+def test_a_plan_runs_only_on_as_many_ranks_as_it_was_made_for():
+    from fastapsp.execute import execute
+
+    class TwoRanks(SerialComm):
+        size = 2
+
+    graph = random_graph(np.random.default_rng(9), 40, 120, directed=True, weighted=True)
+    plan = make_plan(graph, SolveOptions(backend="numpy", k=2, output="memory"), comm=SerialComm())
+    with pytest.raises(ConfigError, match="rank"):
+        execute(plan, graph, comm=TwoRanks())
