@@ -341,8 +341,11 @@ def _partition(args, comm) -> int:
         raise ValueError(f"--output: {args.output!r} must end in .npy")
     settings = {key: getattr(args, key) for key in ("k", "partitioner", "refine", "seed", "imbalance", "format")
                 if getattr(args, key) is not None}
-    opts = SolveOptions(graph=args.graph, undirected=bool(args.undirected), dry_run=True, quiet=True, **settings)
+    # The labels file is written like a partition file: its paths are checked against the report's.
+    opts = SolveOptions(graph=args.graph, undirected=bool(args.undirected), dry_run=True, quiet=True,
+                        partition_file=args.output, report=args.report, **settings)
     opts.check()
+    opts.partition_file = None  # computed here, never loaded
 
     def work():
         if comm.rank != 0:

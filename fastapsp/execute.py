@@ -20,13 +20,13 @@ from .comm import max_over_ranks, run_or_abort, run_phase
 from .components import run_components, run_sssp_rows
 from .distributed import boundary_graph_inputs
 from .errors import ConfigError
-from .paths import predecessors_path
+from .paths import ids_path, predecessors_path
 from .progress import make_progress
 from .reductions import StatsAccumulator, finish_stats
 from .report import result_metadata, run_report
 from .sink import make_sink
 from .smalldist import SMALL_DTYPES, SmallIntSink
-from .sources import RowSubsetSink, SourceRows, ids_path
+from .sources import RowSubsetSink, SourceRows
 from .stages.predecessors import NO_PREDECESSOR
 from .verify import RowSampler, chain, pick_rows, verify_rows
 

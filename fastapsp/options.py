@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from .cost import SSSP_METHODS
 from .errors import ConfigError
 from .partition import AUTO, DEFAULT_IMBALANCE, DEFAULT_SEED, PARTITIONERS, REFINEMENTS
+from .paths import ids_path, predecessors_path
 from .precision import DTYPES
 from .smalldist import SMALL_DTYPES
 from .stages.floyd_warshall import DEFAULT_TILE
@@ -97,6 +98,38 @@ class SolveOptions:
             raise ConfigError(f"block_mb: {self.block_mb} must be > 0")
         if self.sssp_method not in SSSP_METHODS:
             raise ConfigError(f"sssp_method: {self.sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
+        self._check_paths()
+
+    def files(self) -> list[tuple[str, str]]:
+        """``(setting, path)`` of every file a run reads or writes: the graph, the output and what is written
+        beside it (sidecar, predecessors, source ids), the report, the statistics, the partition and plan files."""
+        found = [("graph", self.graph)] if self.graph else []
+        out = str(self.output)
+        if out.endswith(".npy"):
+            found += [("output", out), ("output", out + ".json")]
+            if self.predecessors:
+                found += [("predecessors", predecessors_path(out)), ("predecessors", predecessors_path(out) + ".json")]
+            if self.sources is not None:
+                found.append(("sources", ids_path(out)))
+        if self.report:
+            found.append(("report", str(self.report)))
+        if isinstance(self.stats, str):
+            found += [("stats", self.stats + ".json"), ("stats", self.stats + ".npz")]
+        for name in ("partition_file", "plan"):
+            path = getattr(self, name)
+            if path:
+                found += [(name, str(path)), (name, str(path) + ".json")]
+        return found
+
+    def _check_paths(self) -> None:
+        """Two settings that name one file would overwrite each other's (or the graph): refused up front."""
+        seen: dict = {}
+        for name, path in self.files():
+            real = os.path.realpath(path)
+            if real in seen and seen[real][0] != name:
+                raise ConfigError(f"{name}: {path} is also the file of {seen[real][0]} ({seen[real][1]}); every "
+                                  "file a run reads or writes needs a path of its own")
+            seen.setdefault(real, (name, path))
 
     def to_dict(self) -> dict:
         """The settings as plain values (what a saved plan records)."""

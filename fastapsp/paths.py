@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-__all__ = ["NO_PREDECESSOR", "predecessors_from_distances", "tight_tree", "reconstruct_path", "predecessors_path",
+__all__ = ["NO_PREDECESSOR", "predecessors_from_distances", "tight_tree", "reconstruct_path", "predecessors_path", "ids_path",
            "path_command"]
 
 NO_PREDECESSOR = -9999  # as scipy.sparse.csgraph
@@ -150,6 +150,11 @@ def reconstruct_path(predecessors, source: int, target: int, *, sources=None) ->
         if len(path) > n:
             raise ValueError("predecessors: the matrix has a cycle; it is not a predecessor matrix")
     return path[::-1]
+
+
+def ids_path(output: str) -> str:
+    """Where the source ids are saved beside an output file: ``X.npy`` -> ``X.sources.npy``."""
+    return output[: -len(".npy")] + ".sources.npy"
 
 
 def predecessors_path(output: str) -> str:

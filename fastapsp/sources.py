@@ -31,7 +31,7 @@ from .errors import ConfigError
 from .options import SOURCE_ROWS
 
 __all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_source_rows", "sssp_before_partition",
-           "sssp_seconds", "pipeline_seconds", "sssp_batch", "SOURCES_SSSP_BATCH", "ids_path"]
+           "sssp_seconds", "pipeline_seconds", "sssp_batch", "SOURCES_SSSP_BATCH"]
 
 # Sources advanced together by the GPU's batched SSSP in the ``sssp`` method.  A vertex reached at
 # one level by one source of a batch of 1024 costs a warp for one useful flag word, so sources
@@ -123,11 +123,6 @@ def _parse_text(spec: str, n: int) -> np.ndarray:
                 except ValueError:
                     raise ConfigError(f"sources: {spec} line {number}: {word!r} is not a vertex id") from None
     return np.array(values, dtype=np.int64)
-
-
-def ids_path(output: str) -> str:
-    """Where the source ids are saved beside an output file: ``X.npy`` -> ``X.sources.npy``."""
-    return output[: -len(".npy")] + ".sources.npy"
 
 
 class SourceRows:

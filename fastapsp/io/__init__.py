@@ -219,4 +219,42 @@ def _mtx_or_fastapsp(head: bytes) -> str:
         head = head[len(_UTF8_BOM):]
     # Blank lines or spaces before the banner must not turn a directed file into the undirected layout.
     head = head.lstrip()
-    return "mtx" if head[: len(BANNER)].lower() == BANNER else "fastapsp"
+    if head[: len(BANNER)].lower() == BANNER:
+        return "mtx"
+    # The research layout may open with '%' comments.  A comment line before the first entry that reads
+    # like a banner (misspelled, one '%' short, or below another comment) means a Matrix Market file,
+    # whose reader then names what is wrong: read as the undirected layout it would give wrong distances.
+    for line in head.splitlines():
+        text = line.strip()
+        if not text:
+            continue
+        if not text.startswith(b"%"):
+            break
+        if _reads_like_banner(text):
+            return "mtx"
+    return "fastapsp"
+
+
+def _reads_like_banner(line: bytes) -> bool:
+    """Whether a '%' line looks like a Matrix Market banner: '%%' first, or the word MatrixMarket within
+    two typos, or the words 'matrix' and 'coordinate'."""
+    text = line.lower()
+    if text.startswith(b"%%"):
+        return True
+    words = text.lstrip(b"%").split()
+    if not words:
+        return False
+    return _within(words[0], b"matrixmarket", 2) or (b"matrix" in words and b"coordinate" in words)
+
+
+def _within(word: bytes, target: bytes, limit: int) -> bool:
+    """Whether ``word`` is at most ``limit`` single-letter edits from ``target`` (Levenshtein)."""
+    if abs(len(word) - len(target)) > limit:
+        return False
+    previous = list(range(len(target) + 1))
+    for i, a in enumerate(word, 1):
+        current = [i]
+        for j, b in enumerate(target, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1] <= limit
