@@ -115,13 +115,18 @@ def _parse_text(spec: str, n: int) -> np.ndarray:
             raise ConfigError(f"sources: {spec}: expected a 1-D integer array, found {ids.dtype} {ids.shape}")
         return ids
     values = []
-    with open(spec, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            for word in line.split("#", 1)[0].split():
-                try:
-                    values.append(int(word))
-                except ValueError:
-                    raise ConfigError(f"sources: {spec} line {number}: {word!r} is not a vertex id") from None
+    try:
+        with open(spec, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                for word in line.split("#", 1)[0].split():
+                    try:
+                        values.append(int(word))
+                    except ValueError:
+                        shown = word if len(word) <= 40 else word[:37] + "..."
+                        raise ConfigError(f"sources: {spec} line {number}: {shown!r} is not a vertex id") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"sources: {spec}: not a text file of vertex ids (byte {exc.start} is not UTF-8); "
+                          "allowed: ids separated by white space, or a .npy array") from None
     return np.array(values, dtype=np.int64)
 
 
