@@ -139,9 +139,25 @@ def test_metis_edge_weights(tmp_path):
     assert arcs(g) == both_ways([(0, 1, 4.5), (0, 2, 0.0)])
 
 
-def test_metis_edge_weights_lightest_twin_kept(tmp_path):
-    g = read_graph(write(tmp_path, "w.graph", "2 1 001\n2 7\n1 3\n"))
-    assert arcs(g) == both_ways([(0, 1, 3.0)])
+def test_metis_edge_with_two_weights_is_refused(tmp_path):
+    """An edge listed with weight 7 under one end and 3 under the other describes no graph."""
+    with pytest.raises(GraphFormatError, match="line 2: vertex 1 lists neighbour 2 with weight 7"):
+        read_graph(write(tmp_path, "w.graph", "2 1 001\n2 7\n1 3\n"))
+
+
+@pytest.mark.parametrize("text, line", [
+    ("3 2\n2\n3\n2 1\n", 2),  # 1: 2 has no twin 2: 1 (the counts add up to 2 m)
+    ("3 2\n2 3\n\n1 1\n", 2),  # 1: 2 under one end only, 3: 1 twice
+    ("3 2\n2 2\n1\n1\n", 2),  # listed twice under vertex 1, once under vertex 2
+])
+def test_metis_lists_that_disagree_are_refused(tmp_path, text, line):
+    with pytest.raises(GraphFormatError, match=f"line {line}: vertex"):
+        read_graph(write(tmp_path, "a.graph", text))
+
+
+def test_metis_lists_that_agree_still_read(tmp_path):
+    g = read_graph(write(tmp_path, "ok.graph", "3 2 1\n2 5\n1 5 3 7\n2 7\n"))
+    assert arcs(g) == both_ways([(0, 1, 5.0), (1, 2, 7.0)])
 
 
 @pytest.mark.parametrize(

@@ -97,9 +97,44 @@ def _read_metis(source: _Source) -> Graph:
         )
     if weights is not None:
         weights = weights.astype(np.float64)
-    return Graph.from_edges(
-        n, owner[neighbour_tokens], neighbours.astype(np.int64) - 1, weights,
-        directed=False, name=source.name,
-    )
+    tails, heads = owner[neighbour_tokens], neighbours.astype(np.int64) - 1
+    lone = _first_unmatched(tails, heads, weights, n)
+    if lone is not None:
+        u, v = int(tails[lone]) + 1, int(heads[lone]) + 1
+        weight = "" if weights is None else f" with weight {tokens.text(int(neighbour_tokens[lone]) + 1)}"
+        raise source.error(tokens.line_of(int(neighbour_tokens[lone])), (
+            f"vertex {u} lists neighbour {v}{weight}, but vertex {v} does not list {u}"
+            f"{' with that weight' if weights is not None else ''} as often; allowed: every edge listed "
+            "under both of its ends, with the same weight"))
+    return Graph.from_edges(n, tails, heads, weights, directed=False, name=source.name)
+
+
+def _first_unmatched(tails: np.ndarray, heads: np.ndarray, weights, n: int):
+    """Position (in file order) of the first entry ``u: v (w)`` without its twin ``v: u (w)``, or None.
+
+    METIS lists every undirected edge under both ends; lists that disagree (an edge under one end
+    only, or with two weights) describe no graph, and symmetrising them would change the input.
+    """
+    if tails.size == 0:
+        return None
+    if weights is None:
+        kind = np.zeros(tails.size, dtype=np.int64)
+    else:
+        _, kind = np.unique(weights, return_inverse=True)
+    forward = np.lexsort((kind, heads, tails))  # entries ordered by (u, v, w)
+    backward = np.lexsort((kind, tails, heads))  # twins ordered by (v, u, w): equal if every entry has one
+    a = (tails[forward], heads[forward], kind[forward])
+    b = (heads[backward], tails[backward], kind[backward])
+    differ = (a[0] != b[0]) | (a[1] != b[1]) | (a[2] != b[2])
+    if not differ.any():
+        return None
+    # Some entry has no twin: count every (u, v, w) and its reverse, and name the first entry in file order
+    # whose count and its twin's differ.
+    size = tails.size
+    rows = np.concatenate([np.stack([tails, heads, kind], axis=1), np.stack([heads, tails, kind], axis=1)])
+    _, ids = np.unique(rows, axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    count = np.bincount(ids[:size], minlength=int(ids.max()) + 1)
+    return int(np.argmax(count[ids[:size]] != count[ids[size:]]))
 
 
