@@ -6,6 +6,8 @@ puts ``block[a, j]`` at row ``vertices[a]``, column ``column_start + j``.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import glob
 import json
 import os
@@ -129,6 +131,7 @@ class NpySink:
         self.n = n
         self.rows = n if rows is None else rows
         self.metadata: dict = {}
+        self.lock = None  # rank 0's hold on PATH.lock while the run writes PATH (OutputLock)
         self.tmp = comm.bcast(f"{self.path}.tmp{os.getpid()}" if comm.rank == 0 else None)
         _TEMPORARY.add(self.tmp)  # every rank knows the name, so any rank stopped by a signal can remove it
         offset = run_phase(comm, "creating the output file", self._create if comm.rank == 0 else lambda: None)
@@ -136,13 +139,22 @@ class NpySink:
         self.array = run_phase(comm, "opening the output file", self._open, offset)
 
     def _create(self) -> int:
+        self.lock = OutputLock(self.path)  # another run writing this path is refused here, before any work
         _clear_stale_temporaries(self.path)
         try:
             mm = np.lib.format.open_memmap(self.tmp, mode="w+", dtype=self.dtype, shape=(self.rows, self.n))
+            offset = mm.offset
+            del mm
+            reserve(self.tmp, self.path)
         except OSError as exc:
+            self.lock.release()
+            try:
+                os.remove(self.tmp)
+            except OSError:
+                pass
+            if str(exc).startswith("output "):
+                raise
             raise OSError(f"output {self.path}: cannot create {self.tmp}: {exc.strerror or exc}") from None
-        offset = mm.offset
-        del mm
         return offset
 
     def _open(self, offset: int):
@@ -165,7 +177,15 @@ class NpySink:
         _TEMPORARY.discard(self.tmp)
 
     def _publish(self) -> None:
-        publish(self.tmp, self.path, dict(self.metadata, n=self.n, dtype=str(self.dtype), unreachable="inf"))
+        try:
+            publish(self.tmp, self.path, dict(self.metadata, n=self.n, dtype=str(self.dtype), unreachable="inf"))
+        finally:
+            self._unlock()
+
+    def _unlock(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def _flush(self) -> None:
         if isinstance(self.array, np.memmap):
@@ -181,6 +201,7 @@ class NpySink:
                 os.remove(self.tmp)
             except OSError:
                 pass
+            self._unlock()
 
     def discard(self) -> None:
         """Drop the temporary file from this rank alone (before it ends the job with Abort)."""
@@ -190,6 +211,71 @@ class NpySink:
             os.remove(self.tmp)
         except OSError:
             pass
+        self._unlock()
+
+
+class OutputLock:
+    """An exclusive hold on ``PATH.lock`` while one run writes ``PATH``: a second run is refused at once.
+
+    Two runs writing one path would each publish their own file and sidecar, and the last rename of
+    each could come from different runs (data of one graph certified by the other's sidecar).  The
+    hold is an ``flock``, which the system drops when the process dies, so a lock file left by a
+    killed run does not block the next one; the file is removed on release (checked to be the
+    file still at that path, so two runs never both hold a lock).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = f"{path}.lock"
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.EWOULDBLOCK, errno.EACCES):
+                    raise OSError(f"output {path}: another run is writing it ({self.path} is held); wait for "
+                                  "that run or choose another path") from None
+                raise
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:  # not a file its last holder removed between our open and our lock
+                self.fd = fd
+                return
+            os.close(fd)
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            os.remove(self.path)
+        except OSError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+
+
+def reserve(path: str, output: str) -> None:
+    """Give the sparse file ``path`` its blocks now (``posix_fallocate``), so that a full disk is one
+    clear error before the compute instead of SIGBUS when a mapped page finds no room.
+
+    File systems that cannot reserve (the call is not supported there) are left as they are.
+    """
+    size = os.path.getsize(path)
+    if size == 0 or not hasattr(os, "posix_fallocate"):
+        return
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            return
+        folder = os.path.dirname(os.path.abspath(output))
+        raise OSError(f"output {output}: cannot reserve {size / 2**30:.2f} GiB in {folder}: "
+                      f"{exc.strerror or exc}; free space there or write elsewhere") from None
+    finally:
+        os.close(fd)
 
 
 def make_sink(output, n: int, dtype, *, comm, rows: int | None = None):
@@ -212,8 +298,8 @@ def _clear_stale_temporaries(path: str) -> None:
     (with a warning naming it); one whose process still runs may belong to
     another job writing the same path, so it is only named in a warning.
     """
-    for stale in glob.glob(glob.escape(path) + ".tmp*"):
-        match = re.fullmatch(r"\.tmp(\d+)", stale[len(path):])
+    for stale in glob.glob(glob.escape(path) + ".tmp*") + glob.glob(glob.escape(sidecar_path(path)) + ".tmp*"):
+        match = re.fullmatch(r"(?:\.json)?\.tmp(\d+)", stale[len(path):])
         if match is None:
             continue
         pid = int(match.group(1))
@@ -250,14 +336,25 @@ def publish(tmp, path, record: dict) -> None:
     """
     path = os.fspath(path)
     sidecar = sidecar_path(path)
+    record = dict(record, sidecar_version=SIDECAR_FORMAT, file=os.path.basename(path), bytes=os.path.getsize(tmp))
+    # The sidecar is written in full before the data moves: when it cannot be (a full disk), the data
+    # stays temporary and nothing half-certified is left.
+    tmp_sidecar = f"{sidecar}.tmp{os.getpid()}"
+    try:
+        with open(tmp_sidecar, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        try:
+            os.remove(tmp_sidecar)
+        except OSError:
+            pass
+        raise OSError(f"{sidecar}: cannot write the sidecar: {exc.strerror or exc}") from None
     if os.path.exists(sidecar):
         os.remove(sidecar)
     os.replace(tmp, path)
-    record = dict(record, sidecar_version=SIDECAR_FORMAT, file=os.path.basename(path), bytes=os.path.getsize(path))
-    tmp_sidecar = f"{sidecar}.tmp{os.getpid()}"
-    with open(tmp_sidecar, "w", encoding="utf-8") as fh:
-        json.dump(record, fh, indent=2, sort_keys=True)
-        fh.write("\n")
     os.replace(tmp_sidecar, sidecar)
 
 
