@@ -206,7 +206,7 @@ def main(argv=None) -> int:
 
 
 def _install_handlers(comm):
-    """Warnings as one line on rank 0; SIGINT and SIGTERM remove temporary files and stop every rank.
+    """Warnings as one line on rank 0; SIGINT, SIGTERM and SIGHUP remove temporary files and stop every rank.
 
     Returns a function that puts the previous handlers back.
     """
@@ -246,7 +246,7 @@ def _install_handlers(comm):
     warnings.showwarning = show
     handlers = {}
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             handlers[sig] = signal.signal(sig, stop)
 
     def restore():

@@ -80,6 +80,14 @@ class SolveOptions:
             raise ConfigError(f"output: {out!r} is not 'none', 'memory', 'device' or a path ending in .npy")
         if out.endswith(".npy") and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
             raise ConfigError(f"output: folder {os.path.dirname(os.path.abspath(out))} does not exist")
+        for name in ("output", "report", "partition_file", "plan"):
+            path = str(getattr(self, name) or "")
+            if name == "output" and not path.endswith(".npy"):
+                continue
+            if path and os.path.isdir(path):
+                raise ConfigError(f"{name}: {path} is a folder; allowed: a file name")
+            if path and name != "output" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+                raise ConfigError(f"{name}: folder {os.path.dirname(os.path.abspath(path))} does not exist")
         if isinstance(self.stats, str) and not os.path.isdir(os.path.dirname(os.path.abspath(self.stats))):
             raise ConfigError(f"stats: folder {os.path.dirname(os.path.abspath(self.stats))} does not exist")
         if self.plan is not None and not os.path.isdir(os.path.dirname(os.path.abspath(self.plan))):

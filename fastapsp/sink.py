@@ -140,6 +140,7 @@ class NpySink:
 
     def _create(self) -> int:
         self.lock = OutputLock(self.path)  # another run writing this path is refused here, before any work
+        _TEMPORARY.add(self.lock.path)  # a run stopped by a signal removes it with its temporary file
         _clear_stale_temporaries(self.path)
         try:
             mm = np.lib.format.open_memmap(self.tmp, mode="w+", dtype=self.dtype, shape=(self.rows, self.n))
@@ -147,7 +148,7 @@ class NpySink:
             del mm
             reserve(self.tmp, self.path)
         except OSError as exc:
-            self.lock.release()
+            self._unlock()
             try:
                 os.remove(self.tmp)
             except OSError:
@@ -184,6 +185,7 @@ class NpySink:
 
     def _unlock(self) -> None:
         if self.lock is not None:
+            _TEMPORARY.discard(self.lock.path)
             self.lock.release()
             self.lock = None
 
@@ -292,37 +294,23 @@ def make_sink(output, n: int, dtype, *, comm, rows: int | None = None):
 
 
 def _clear_stale_temporaries(path: str) -> None:
-    """Remove ``PATH.tmpPID`` files that a run which died left behind; warn about live ones.
+    """Remove the ``PATH.tmpPID`` and ``PATH.json.tmpPID`` files that earlier runs left behind (with a warning).
 
-    A temporary file whose process no longer runs on this machine is removed
-    (with a warning naming it); one whose process still runs may belong to
-    another job writing the same path, so it is only named in a warning.
+    Called while this run holds ``PATH.lock`` (:class:`OutputLock`): no other run is writing the path, so
+    every temporary file of it is stale, whatever its process does now (a worker whose supervisor was
+    killed may outlive it for a moment: its file would otherwise stay for good).
     """
     for stale in glob.glob(glob.escape(path) + ".tmp*") + glob.glob(glob.escape(sidecar_path(path)) + ".tmp*"):
         match = re.fullmatch(r"(?:\.json)?\.tmp(\d+)", stale[len(path):])
         if match is None:
             continue
-        pid = int(match.group(1))
-        alive = pid == os.getpid()
-        if not alive:
-            try:
-                os.kill(pid, 0)
-                alive = True
-            except ProcessLookupError:
-                alive = False
-            except PermissionError:
-                alive = True
-        if alive:
-            warnings.warn(f"output {path}: {stale} belongs to process {pid}, which is still running "
-                          "(another run writing the same file?); left alone", OutputWarning, stacklevel=2)
-            continue
         try:
             os.remove(stale)
         except OSError as exc:
-            warnings.warn(f"output {path}: cannot remove {stale} left by a run that died: "
-                          f"{exc.strerror or exc}", OutputWarning, stacklevel=2)
+            warnings.warn(f"output {path}: cannot remove {stale} left by an earlier run: {exc.strerror or exc}",
+                          OutputWarning, stacklevel=2)
             continue
-        warnings.warn(f"output {path}: removed {stale}, left by a run (process {pid}) that died",
+        warnings.warn(f"output {path}: removed {stale}, left by an earlier run (process {match.group(1)})",
                       OutputWarning, stacklevel=2)
 
 

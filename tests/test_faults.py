@@ -95,7 +95,7 @@ def test_serial_process_killed_leaves_a_temporary_that_the_next_run_removes(tmp_
     check_result(out, expect={"graph_checksum": read_graph(MINNESOTA).checksum()})
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_serial_signal_removes_the_temporary_file(tmp_path, sig):
     env = dict(cli_env(), READY_FILE=str(tmp_path / "ready"))
     out = tmp_path / "d.npy"
@@ -112,6 +112,7 @@ def test_serial_signal_removes_the_temporary_file(tmp_path, sig):
     assert proc.returncode == 128 + sig, stderr
     assert f"stopped by {signal.Signals(sig).name}" in stderr and "Traceback" not in stderr
     assert leftovers(tmp_path) == [] and not out.exists()
+    assert not (tmp_path / "d.npy.lock").exists()
 
 
 def wait_for(path, proc, limit=JOB_LIMIT):

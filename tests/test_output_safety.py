@@ -80,3 +80,37 @@ def test_a_dead_runs_sidecar_temporary_is_removed(tmp_path):
         solve_job(_opts(out), comm=SerialComm())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.npy", "d.npy.json"]
     assert np.load(out).shape == (2642, 2642)
+
+
+def test_a_live_processes_temporary_is_removed_once_the_lock_is_ours(tmp_path):
+    """A worker whose supervisor was killed may outlive it for a moment; it no longer holds the lock,
+    so its temporary file is stale and the next run removes it instead of leaving it for good."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "d.npy"
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / f"d.npy.tmp{alive.pid}").write_bytes(b"x" * 1000)
+        with pytest.warns(sink_module.OutputWarning, match=f"removed .*tmp{alive.pid}"):
+            solve_job(_opts(out), comm=SerialComm())
+    finally:
+        alive.kill()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.npy", "d.npy.json"]
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--output", "folder.npy", "is a folder"),
+    ("--partition-file", "nope/p.npz", "folder .* does not exist"),
+    ("--report", "nope/r.json", "folder .* does not exist"),
+    ("--report", "folder.npy", "is a folder"),
+])
+def test_paths_that_cannot_be_written_are_refused_before_the_work(tmp_path, flag, value, message):
+    (tmp_path / "folder.npy").mkdir()
+    proc = run_cli("solve", MINNESOTA, "-k", 3, "--backend", "numpy", flag, value, cwd=tmp_path)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    import re
+
+    assert re.search(message, proc.stderr) and ".tmp" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.npy"]
