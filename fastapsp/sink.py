@@ -310,8 +310,8 @@ def _clear_stale_temporaries(path: str) -> None:
             warnings.warn(f"output {path}: cannot remove {stale} left by an earlier run: {exc.strerror or exc}",
                           OutputWarning, stacklevel=2)
             continue
-        warnings.warn(f"output {path}: removed {stale}, left by an earlier run (process {match.group(1)})",
-                      OutputWarning, stacklevel=2)
+        warnings.warn(f"output {path}: removed {stale}, left by a run (process {match.group(1)}) that died or no "
+                      "longer writes it", OutputWarning, stacklevel=2)
 
 
 def publish(tmp, path, record: dict) -> None:
