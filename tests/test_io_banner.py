@@ -54,3 +54,17 @@ def test_the_reproduction_fails_in_one_line_and_writes_nothing(tmp_path):
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "banner" in proc.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("entry, bad", [("78.0 2 1.5", "78.0"), ("78e0 2 1.5", "78e0"), ("3 2.0 1.5", "2.0")])
+def test_ids_written_with_a_point_or_exponent_are_refused(tmp_path, entry, bad):
+    """As SciPy's reader: a vertex id is written as digits (the file's real weights make every number float)."""
+    text = "%%MatrixMarket matrix coordinate real general\n80 80 2\n" + entry + "\n3 4 2\n"
+    with pytest.raises(GraphFormatError, match=f"line 3: .* {bad} is not written as a whole number"):
+        _read(tmp_path, text)
+
+
+def test_ids_with_leading_zeros_signs_or_extra_spaces_still_read(tmp_path):
+    graph = _read(tmp_path, "%%MatrixMarket matrix coordinate real general\n80 80 2\n078   2 1.5\n+3\t4 2\n")
+    src, dst, w = graph.arcs()
+    assert sorted(zip(src.tolist(), dst.tolist(), w.tolist())) == [(2, 3, 2.0), (77, 1, 1.5)]

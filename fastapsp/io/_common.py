@@ -145,6 +145,7 @@ class _Tokens:
     counts: np.ndarray
     values: np.ndarray
     comment_lines: np.ndarray
+    starts: np.ndarray | None = None  # offset in ``body`` where each token starts
 
     def line_of(self, token: int) -> int:
         """File line number of token ``token``."""
@@ -191,7 +192,7 @@ def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes, end
         ends = np.append(ends, starts.size)
     counts = np.diff(ends, prepend=0)
     values = _parse_numbers(source, body, first_line, starts.size)
-    return _Tokens(source, body, first_line, counts, values, comment_lines)
+    return _Tokens(source, body, first_line, counts, values, comment_lines, starts)
 
 
 def _parse_numbers(source: _Source, body: bytes, first_line: int, ntokens: int) -> np.ndarray:
@@ -287,6 +288,22 @@ def _not_whole(values: np.ndarray) -> np.ndarray:
 def _bad_ids(values: np.ndarray, low: int, high: int) -> np.ndarray:
     """Mask of ids that are not whole numbers in ``low..high``."""
     return _not_whole(values) | (values < low) | (values > high)
+
+
+def _not_integer_text(tokens: _Tokens, which: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Mask of the tokens ``which`` (whole ``values`` >= 1) written with a point or an exponent after their
+    digits (``78.0``, ``78e0``): not vertex ids, as SciPy's reader says too.
+
+    The byte after a whole number's digits is looked at, one gather per token (leading zeros or a sign
+    move it onto a digit, never onto a point).
+    """
+    if tokens.starts is None or not which.size:
+        return np.zeros(which.size, dtype=bool)
+    body = np.frombuffer(tokens.body, dtype=np.uint8)
+    digits = np.floor(np.log10(np.maximum(values, 1))).astype(np.int64) + 1
+    after = np.minimum(tokens.starts[which] + digits, body.size - 1)
+    byte = body[after]
+    return (byte == ord(".")) | (byte == ord("e")) | (byte == ord("E"))
 
 
 def _bad_weights(values: np.ndarray) -> np.ndarray:
@@ -404,6 +421,12 @@ def _graph_from_arcs(source: _Source, tokens: _Tokens, table: np.ndarray, *, n: 
         ids = table[:, col]
         checks.append((_bad_ids(ids, 1, n), lambda i, col=col, what=what, ids=ids: cell(
             i, col, lambda t: _id_problem(f"{what} {t}", ids[i], 1, n))))
+        if ids.dtype.kind == "f":  # some number of the file is not an integer: are the ids written as ones?
+            fine = ~_bad_ids(ids, 1, n)  # (the others are reported as such)
+            written = np.zeros(rows, dtype=bool)
+            written[fine] = _not_integer_text(tokens, (np.arange(rows) * width + col)[fine], ids[fine])
+            checks.append((written, lambda i, col=col, what=what: cell(i, col, lambda t: (
+                f"{what} {t} is not written as a whole number; allowed: 1..{n} (digits only)"))))
     weights = None
     if width == 3:
         weights = table[:, 2]
