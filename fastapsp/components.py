@@ -51,7 +51,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    boundary_rows: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
                    seed: int = 42, tree=None, timer: StageTimer | None = None, pred_sink=None,
-                   pairs: bool = False) -> dict:
+                   pairs: bool = False, whole_rows: bool = True) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``boundary_rows`` says where the boundary rows come from.  ``"frontier"``: the
@@ -72,6 +72,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     vertices, see :func:`pairs_run`): each row block covers only the columns
     from its component's first vertex on, so each pair of vertices in two
     components is computed once (``--stats`` with nothing for the host).
+    ``whole_rows=False`` (nothing needs every distance: ``--stats``, no output): a component with no
+    boundary vertex, which no arc joins to another, reaches nothing outside itself, and its row block
+    covers its own columns only (every other distance is ``inf``, which statistics do not count).
     ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
     chosen sources: other components are skipped (``--sources``).
     ``pred_sink``, when given, receives the int32 predecessor block of every
@@ -129,7 +132,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             else:
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                           on_block=on_block, closed=matrix, pairs=pairs)
+                           on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -159,7 +162,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
-                       paths=paths, pairs=pairs)
+                       paths=paths, pairs=pairs, whole_rows=whole_rows)
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -246,7 +249,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None, paths=None, pairs=False):
+               on_block=None, closed=None, paths=None, pairs=False, whole_rows=True):
     """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
     columns from the component's first vertex on: see :func:`run_components`).
 
@@ -266,11 +269,14 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
     width = column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
     first = int(vertices_host.min()) if pairs and c else 0
+    last = n
+    if not whole_rows and nb == 0 and c:  # no path leaves the component: its own columns only
+        first, last = max(first, int(vertices_host.min())), int(vertices_host.max()) + 1
     # On the GPU, rows of whole 16-byte groups, so that the min-plus kernels store them as vectors
     # whatever n is (a block that goes to the host stays contiguous for its copy).
     pad = 16 // dtype.itemsize if xp is not np and not sink.needs_host else 1
-    for start in range(first, n, width):
-        cols = min(width, n - start)
+    for start in range(first, last, width):
+        cols = min(width, last - start)
         block = xp.empty((c, -(-cols // pad) * pad), dtype=dtype)[:, :cols]
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
         with timer("min_plus"):

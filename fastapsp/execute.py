@@ -139,7 +139,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
                                          boundary_rows=plan.boundary_rows, seed=opts.seed, tree=plan.tree,
                                          timer=timer, cleanup=cleanup, pred_sink=pred_sink,
-                                         pairs=plan.each_pair_once, **extra)
+                                         pairs=plan.each_pair_once, whole_rows=plan.whole_rows, **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, plan.dtype, comm=comm)
         if partition is not None:

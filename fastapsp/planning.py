@@ -91,6 +91,10 @@ class Plan:
         The dtype computed in, and the one the output holds (``uint16``/``uint8`` for small integers).
     each_pair_once : bool
         Undirected ``--stats``: each pair of vertices computed once.
+    whole_rows : bool
+        Every distance of a row is needed (an output, ``--verify``, predecessors).  When not (``--stats``,
+        or nothing kept), a component that no arc joins to another has only ``inf`` outside its own
+        columns, and those columns are not computed: the statistics count finite distances only.
     close_everywhere : bool or None
         Boundary-graph method under several ranks: every rank closes every component.
     schedule, spread : tuple of tuples of int
@@ -120,6 +124,7 @@ class Plan:
     dtype: str
     out_dtype: str
     each_pair_once: bool
+    whole_rows: bool
     close_everywhere: bool | None
     schedule: tuple | None
     spread: tuple | None
@@ -193,7 +198,8 @@ class Plan:
             "sources": None if self.sources is None else int(self.sources.size),
             "source_rows": self.source_rows, "boundary_rows": self.boundary_rows,
             "dtype": self.dtype, "output_dtype": self.out_dtype, "dtype_reason": self.precision.reason,
-            "each_pair_once": self.each_pair_once, "close_everywhere": self.close_everywhere,
+            "each_pair_once": self.each_pair_once, "whole_rows": self.whole_rows,
+            "close_everywhere": self.close_everywhere,
             "components_per_rank": None if self.schedule is None else [len(s) for s in self.schedule],
             "output": self.output,
             "predicted_seconds": None if self.prediction is None else
@@ -413,6 +419,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
                 directed=graph.directed, backend=backend, device=device, ranks=comm.size, k_choice=k_choice,
                 partition=partition, sources=sources, source_rows=source_rows, boundary_rows=boundary_rows,
                 precision=precision, dtype=compute_dtype, out_dtype=str(out_dtype), each_pair_once=each_pair_once,
+                whole_rows=out != "none" or bool(opts.verify) or bool(opts.predecessors),
                 close_everywhere=everywhere,
                 schedule=None if schedule is None else tuple(tuple(int(p) for p in s) for s in schedule),
                 spread=None if spread is None else tuple(tuple(int(p) for p in s) for s in spread),
