@@ -134,7 +134,11 @@ class NpySink:
         self.lock = None  # rank 0's hold on PATH.lock while the run writes PATH (OutputLock)
         self.tmp = comm.bcast(f"{self.path}.tmp{os.getpid()}" if comm.rank == 0 else None)
         _TEMPORARY.add(self.tmp)  # every rank knows the name, so any rank stopped by a signal can remove it
-        offset = run_phase(comm, "creating the output file", self._create if comm.rank == 0 else lambda: None)
+        try:
+            offset = run_phase(comm, "creating the output file", self._create if comm.rank == 0 else lambda: None)
+        except BaseException:  # nothing was made (or it was removed): nothing for a signal handler to remove
+            _TEMPORARY.discard(self.tmp)
+            raise
         offset = comm.bcast(offset)
         self.array = run_phase(comm, "opening the output file", self._open, offset)
 
