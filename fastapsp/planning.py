@@ -386,6 +386,8 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
                 log("note: --predecessors takes the boundary rows from the frontier SSSP (the boundary-graph "
                     "method carries no predecessors)")
             boundary_rows = "frontier"
+    if prediction is not None and k_choice.get("rule") == "given":
+        _judge_given_k(graph, k, prediction, boundary_rows, backend, compute_dtype, comm=comm, log=log)
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
     if not opts.dry_run:
@@ -445,6 +447,32 @@ def renamed_by_component(graph, partition):
     part = dataclasses.replace(partition, labels=partition.labels[order], boundary=partition.boundary[order],
                                _order=new[partition._order])
     return order, renamed, part
+
+
+# A given k predicted to take this long is compared with the cost model's own choice.
+SLOW_K_SECONDS = 60.0
+
+
+def _judge_given_k(graph, k: int, prediction: dict, boundary_rows: str, backend: str, dtype, *, comm,
+                   log=None) -> None:
+    """Say in one line when a given k is predicted to take ten times what the cost model's k would.
+
+    A k that puts most vertices on the boundary (a hub's neighbours) or makes components too large to
+    close can turn seconds into hours; the run keeps the k it was given, and the line says which k
+    the cost model predicts to be better and by how much.
+    """
+    given = float(prediction[boundary_rows]["total"])
+    if given < SLOW_K_SECONDS:
+        return
+    choice = choose_k_everywhere(graph, backend, dtype, comm=comm)
+    best = float(choice.get("predicted_seconds", {}).get("total", math.inf))
+    if best * 10 <= given and choice["k"] != k:
+        line = (f"k={k} is predicted to take {given:,.0f} s here, the cost model's k={choice['k']} {best:,.0f} s; "
+                "leave -k out to use it")
+        if log is not None:
+            log(f"note: {line}")
+        else:
+            warnings.warn(line, UserWarning, stacklevel=_outside_level())
 
 
 def _nonempty(partition) -> list[int]:

@@ -88,3 +88,19 @@ def test_a_plan_runs_only_on_as_many_ranks_as_it_was_made_for():
     plan = make_plan(graph, SolveOptions(backend="numpy", k=2, output="memory"), comm=SerialComm())
     with pytest.raises(ConfigError, match="rank"):
         execute(plan, graph, comm=TwoRanks())
+
+
+def test_a_given_k_far_slower_than_the_cost_models_is_named_in_one_line(monkeypatch):
+    import fastapsp.planning as planning
+
+    monkeypatch.setattr(planning, "SLOW_K_SECONDS", 0.01)  # minnesota's k = 1 is predicted at seconds, not hours
+    graph = fastapsp.read_graph(str(__import__("cli_util").DATA / "minnesota.mtx.gz"))
+    lines = []
+    plan = make_plan(graph, SolveOptions(backend="numpy", k=1), comm=SerialComm(), log=lines.append)
+    assert plan.k == 1  # the given k is kept
+    assert len(lines) == 1 and lines[0].startswith("note: k=1 is predicted to take") and "leave -k out" in lines[0]
+    with pytest.warns(UserWarning, match="k=1 is predicted"):
+        fastapsp.plan(graph, k=1, backend="numpy")
+    lines.clear()
+    make_plan(graph, SolveOptions(backend="numpy", k=10), comm=SerialComm(), log=lines.append)
+    assert lines == []  # a k near the cost model's: nothing to say
