@@ -24,14 +24,15 @@ __all__ = ["Graph", "read_graph", "plan", "load_plan", "solve", "stats", "shorte
            "partition_graph", "FastAPSPError", "GraphFormatError", "PartitionError", "__version__"]
 
 
-def read_graph(path, *, format=None, undirected: bool = False) -> Graph:
-    """Read a graph file (Matrix Market, the FastAPSP research format, METIS, SNAP, .cedge).
+def read_graph(path, *, format=None, undirected: bool = False, cache: str = "none") -> Graph:
+    """Read a graph file (Matrix Market, the FastAPSP research format, METIS, SNAP, .cedge, DIMACS).
 
-    See :func:`fastapsp.io.read_graph`.
+    ``cache="auto"`` keeps a binary copy of a large parsed graph beside the file (or in the folder
+    ``cache``), which the next read maps instead of parsing; see :func:`fastapsp.io.read_graph`.
     """
     from .io import read_graph as _read
 
-    return _read(path, format=format, undirected=undirected)
+    return _read(path, format=format, undirected=undirected, cache=cache)
 
 
 def partition_graph(graph: Graph, k: int, partitioner: str = "metis", **kwargs):

@@ -46,6 +46,8 @@ def _build_parser() -> argparse.ArgumentParser:
         p.add_argument("graph", nargs="?", help="graph file (.mtx, .graph, .txt, .cedge, .gr; gzip ok)")
         p.add_argument("--format", choices=FORMATS, default=None, help="file format (default: from the extension)")
         p.add_argument("--undirected", action="store_true", default=None, help="treat every arc as an edge")
+        p.add_argument("--graph-cache", dest="graph_cache", default=None, metavar="auto|none|DIR",
+                       help="binary copy of a large parsed graph, mapped by the next read (default auto: beside it)")
         p.add_argument("-k", type=int, default=None, help="number of components (default: chosen by the cost model, see the report's k_choice)")
         p.add_argument("--partitioner", choices=[AUTO, *PARTITIONERS], default=None,
                        help="default: auto (jet on the GPU from 524,288 vertices on, else metis); "
@@ -351,7 +353,8 @@ def _partition(args, comm) -> int:
         if comm.rank != 0:
             return None
         start = time.perf_counter()
-        graph = read_graph(args.graph, format=args.format, undirected=bool(args.undirected))
+        graph = read_graph(args.graph, format=args.format, undirected=bool(args.undirected),
+                           cache=args.graph_cache or "auto")
         part = make_plan(graph, opts, comm=SerialComm()).partition  # k and partition as a solve would choose them
         if args.output:
             save_partition(args.output, graph, part)

@@ -40,6 +40,7 @@ class SolveOptions:
     backend: str = "auto"
     undirected: bool = False
     format: str | None = None
+    graph_cache: str = "auto"  # a binary copy of a large parsed graph: auto (beside it), none, or a folder
     output: str = "none"  # none | memory | device | PATH.npy
     dtype: str | None = None  # None or "auto": chosen from the graph (see fastapsp.precision)
     result_dtype: str | None = None  # the output's float dtype when wider than the one computed in (Python API)
@@ -90,6 +91,8 @@ class SolveOptions:
                 raise ConfigError(f"{name}: folder {os.path.dirname(os.path.abspath(path))} does not exist")
         if isinstance(self.stats, str) and not os.path.isdir(os.path.dirname(os.path.abspath(self.stats))):
             raise ConfigError(f"stats: folder {os.path.dirname(os.path.abspath(self.stats))} does not exist")
+        if self.graph_cache not in ("auto", "none") and not os.path.isdir(self.graph_cache):
+            raise ConfigError(f"graph_cache: {self.graph_cache!r} is not auto, none or an existing folder")
         if self.plan is not None and not os.path.isdir(os.path.dirname(os.path.abspath(self.plan))):
             raise ConfigError(f"plan: folder {os.path.dirname(os.path.abspath(self.plan))} does not exist")
         if self.sources_method not in SOURCE_ROWS:
@@ -149,7 +152,8 @@ class SolveOptions:
 
 # Run-file keys and their types (every field but the graph-independent Python-only ones).
 RUN_FILE_TYPES = {"graph": str, "k": int, "partitioner": str, "refine": str, "seed": int, "imbalance": float,
-                  "backend": str, "undirected": bool, "format": str, "output": str, "dtype": str,
+                  "backend": str, "undirected": bool, "format": str, "graph_cache": str, "output": str,
+                  "dtype": str,
                   "partition_file": str, "plan": str, "report": str, "tile": int, "block_mb": float, "stats": str,
                   "sources": str, "sources_method": str, "verify": int, "predecessors": bool, "dry_run": bool,
                   "quiet": bool, "sssp_method": str}

@@ -52,6 +52,7 @@ from pathlib import Path
 from ..errors import GraphFormatError
 from ..graph import Graph
 from ._common import BANNER, FORMATS, MAX_UNUSED_VERTICES, MAX_VERTICES, _read_head, _read_text, _Source, _UTF8_BOM
+from .cache import cache_folder, load_cached, save_cached
 from .cedge import _read_cedge
 from .dimacs import _read_dimacs
 from .metis import _read_metis
@@ -124,7 +125,7 @@ def detect_format(path) -> str:
     return fmt
 
 
-def read_graph(path, *, format: str | None = None, undirected: bool = False, comm=None) -> Graph:
+def read_graph(path, *, format: str | None = None, undirected: bool = False, comm=None, cache: str = "none") -> Graph:
     """Read a graph file.
 
     Parameters
@@ -144,6 +145,11 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
         lines and every rank gets all of them (:mod:`fastapsp.io.share`); a
         bad file fails with the same message on every rank.  The other formats
         are read whole by every rank.
+    cache : {"none", "auto"} or str, optional
+        A binary copy of the parsed graph (:mod:`fastapsp.io.cache`): ``"auto"``
+        keeps it beside the file, any other value is the folder to keep it in.
+        A read maps a cache that matches the file (all ranks, or none, use it);
+        a text of at least 8 MiB that was parsed writes one (rank 0).
 
     Returns
     -------
@@ -172,6 +178,11 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"format {format!r} is not known; allowed: {', '.join(FORMATS)}")
+    folder = None
+    if cache not in (None, "none"):
+        folder, graph = _cached(path, format, undirected, cache, comm)
+        if graph is not None:
+            return graph
     share = share_for(comm)
     try:
         path = Path(path)
@@ -184,13 +195,34 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
         else:
             data = _read_text(path, where)
         source = _Source(where, data, path.name, bool(undirected))
+        graph = None
         if format in _SHARED:
-            return _READERS[format](source, share)
-        share.agree(None)  # every rank read the file: each now parses all of it, alone
-        share.done()
+            graph = _READERS[format](source, share)
+        else:
+            share.agree(None)  # every rank read the file: each now parses all of it, alone
+            share.done()
     except Exception as exc:  # noqa: BLE001 - taken to the other ranks, who raise it too (share.py)
         share.fail(exc)
-    return _READERS[format](source)
+    if graph is None:
+        graph = _READERS[format](source)
+    if folder is not None and (comm is None or comm.rank == 0):
+        save_cached(cache_folder(path, format, undirected, cache), path, format, undirected, graph, len(data))
+    return graph
+
+
+def _cached(path, format, undirected: bool, cache: str, comm):
+    """``(folder, graph)``: where the cache of ``path`` lives and the graph it holds, when every rank of
+    ``comm`` found one that matches the file (else None: the text is read, and a bad file reported there)."""
+    graph = folder = None
+    try:
+        fmt = format or detect_format(path)
+        folder = cache_folder(path, fmt, undirected, cache)
+        graph = load_cached(folder, path, fmt, undirected)
+    except Exception:  # noqa: BLE001 - the text path names what is wrong with the file
+        graph = None
+    if comm is not None and comm.size > 1 and not all(comm.allgather(graph is not None)):
+        graph = None
+    return folder, graph
 
 
 # ------------------------------------------------------------ format by name

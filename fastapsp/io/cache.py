@@ -1,0 +1,104 @@
+"""A binary copy of a parsed graph, so that the next read of a large text file maps arrays instead of parsing.
+
+The first read of a graph file of at least :data:`CACHE_FROM_BYTES` of text writes
+its CSR arrays (``indptr``, ``indices``, ``weights`` as ``.npy`` files) and a
+``meta.json`` into a folder beside it, ``FILE.<format>[-undirected].fastapsp-csr``
+(or into the folder given as the cache location).  A later read with the same
+format and ``undirected`` setting maps the arrays (``numpy.load(mmap_mode="r")``)
+when the record still matches the file: its size, modification time and the
+hash of its first MiB, and the cache format's version; each array's CRC-32 is
+checked and the CSR validated (:class:`fastapsp.graph.Graph`).  A stale,
+damaged or foreign cache is ignored and written anew.  The folder is written
+under a temporary name and renamed into place, so a reader sees a whole cache
+or none; a location that cannot be written is skipped without a word.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CACHE_FROM_BYTES", "CACHE_VERSION", "cache_folder", "load_cached", "save_cached", "source_record"]
+
+CACHE_VERSION = 1
+# Text this long takes a quarter of a second or more to parse on one core: smaller files parse in less than
+# their cache takes to check.
+CACHE_FROM_BYTES = 8 << 20
+_ARRAYS = ("indptr", "indices", "weights")
+_HEAD = 1 << 20
+
+
+def cache_folder(path, fmt: str, undirected: bool, location: str | None) -> Path | None:
+    """Where the cache of ``path`` read as ``fmt`` lives: beside it (``location`` ``"auto"``), in the folder
+    ``location``, or nowhere (``"none"``)."""
+    if location in (None, "none"):
+        return None
+    path = Path(path)
+    name = f"{path.name}.{fmt}{'-undirected' if undirected else ''}.fastapsp-csr"
+    return (path.parent if location == "auto" else Path(location)) / name
+
+
+def source_record(path) -> dict:
+    """What ties a cache to its text file: size, modification time and the SHA-256 of the first MiB."""
+    stat = os.stat(path)
+    with open(path, "rb") as fh:
+        head = hashlib.sha256(fh.read(_HEAD)).hexdigest()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "head_sha256": head}
+
+
+def load_cached(folder: Path | None, path, fmt: str, undirected: bool):
+    """The cached graph of ``path``, or None when there is no cache that matches it."""
+    from ..graph import Graph
+
+    if folder is None or not (folder / "meta.json").is_file():
+        return None
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        if (meta.get("version") != CACHE_VERSION or meta.get("format") != fmt
+                or meta.get("undirected") != bool(undirected) or meta.get("source") != source_record(path)):
+            return None
+        arrays = {}
+        for name in _ARRAYS:
+            array = np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            if zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B")) != meta["crc32"][name]:
+                return None
+            arrays[name] = array
+        graph = Graph(arrays["indptr"], arrays["indices"], arrays["weights"], directed=bool(meta["directed"]),
+                      name=str(meta["name"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None  # damaged or foreign: read the text and write the cache anew
+    if graph.n != meta["n"] or graph.m != meta["arcs"]:
+        return None
+    return graph
+
+
+def save_cached(folder: Path | None, path, fmt: str, undirected: bool, graph, size: int) -> bool:
+    """Write the cache of ``graph`` (read from ``path``, ``size`` bytes of text); False when it is not
+    worth it or the folder cannot be written."""
+    if folder is None or size < CACHE_FROM_BYTES:
+        return False
+    tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")
+    try:
+        record = source_record(path)
+        tmp.mkdir(parents=False, exist_ok=True)
+        crc = {}
+        for name in _ARRAYS:
+            array = np.ascontiguousarray(getattr(graph, name))
+            np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+            crc[name] = zlib.crc32(memoryview(array).cast("B"))
+        meta = {"version": CACHE_VERSION, "format": fmt, "undirected": bool(undirected), "source": record,
+                "name": graph.name, "n": graph.n, "arcs": graph.m, "directed": graph.directed, "crc32": crc}
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        os.rename(tmp, folder)
+        return True
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # read-only folder, full disk, another process won the rename
+        return False
