@@ -8,7 +8,7 @@ For every (graph, k, partitioner) of the experiment: partition once (the
 partition is saved, compressed, under ``FOLDER/partitions/`` and reused on a rerun), record
 its quality (edge cut, boundary vertices in all and in the largest part,
 boundary-to-interior ratio, imbalance, partitioning seconds), then solve
-``repetitions`` times in this process with :func:`fastapsp.pipeline.run_components`
+``repetitions`` times in this process with :func:`fastapsp.components.run_components`
 (with the graph's ``sssp_method``) and record the per-stage seconds and the solve seconds (medians), the solve
 plus partitioning seconds, and whether sampled rows equal SciPy's Dijkstra.
 

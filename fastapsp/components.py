@@ -69,8 +69,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
     ``pairs`` (undirected graphs whose components are runs of consecutive
-    vertices, see :func:`pairs_run`): each row block covers only the columns
-    from its component's first vertex on, so each pair of vertices in two
+    vertices, see :func:`fastapsp.planning.renamed_by_component`): each row
+    block covers only the columns from its component's first vertex on, so each pair of vertices in two
     components is computed once (``--stats`` with nothing for the host).
     ``whole_rows=False`` (nothing needs every distance: ``--stats``, no output): a component with no
     boundary vertex, which no arc joins to another, reaches nothing outside itself, and its row block

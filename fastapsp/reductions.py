@@ -9,7 +9,7 @@ the largest finite distance; and a histogram of all finite distances.  The
 ranks' accumulators are combined with :meth:`StatsAccumulator.finalize`.
 
 For an undirected graph a run may feed each pair of vertices once
-(``update(pairs=True)``, :func:`fastapsp.pipeline.pairs_run`): a block entry
+(``update(pairs=True)``, :func:`fastapsp.planning.renamed_by_component`): a block entry
 then stands for ``d(u, v)`` and ``d(v, u)``, adding to its row and its column
 (the column's largest distance kept too) and counting twice in the histogram;
 ``finalize`` adds each vertex's row and column parts.

@@ -386,7 +386,7 @@ def check_result(path, *, expect: dict | None = None) -> dict:
         The ``.npy`` file written by ``fastapsp solve --output``.
     expect : dict, optional
         Sidecar entries the result must have, e.g. ``{"graph_checksum": ...,
-        "dtype": "float64"}`` (see :func:`fastapsp.pipeline.result_metadata`).
+        "dtype": "float64"}`` (see :func:`fastapsp.report.result_metadata`).
 
     Returns
     -------
