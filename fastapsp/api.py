@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse.csgraph import NegativeCycleError
 
-__all__ = ["shortest_path", "graph_from_csgraph"]
+__all__ = ["shortest_path", "graph_from_csgraph", "NegativeWeightError"]
 
 _METHODS = ("auto", "FW", "D", "BF", "J")
+
+
+class NegativeWeightError(ValueError, NegativeCycleError):
+    """A negative (or NaN) arc weight: fastapsp computes non-negative weights only.
+
+    A ``ValueError``, and a :class:`scipy.sparse.csgraph.NegativeCycleError`, so that
+    code written for SciPy catches it where SciPy raises that error.
+    """
 
 
 def _is_cupy_sparse(matrix) -> bool:
@@ -40,7 +49,7 @@ def graph_from_csgraph(csgraph, *, directed: bool = True, unweighted: bool = Fal
         raise ValueError(f"csgraph: compressed-sparse graph must be shape (N, N), found {coo.shape}")
     data = np.asarray(coo.data, dtype=np.float64)
     if not unweighted and data.size and (np.isnan(data).any() or data.min() < 0):
-        raise ValueError("csgraph: negative or NaN weights; fastapsp handles non-negative weights only "
+        raise NegativeWeightError("csgraph: negative or NaN weights; fastapsp handles non-negative weights only "
                          "(scipy.sparse.csgraph.shortest_path with method='J' or 'BF' handles negative ones)")
     weights = np.ones(data.size) if unweighted else data
     return Graph.from_edges(coo.shape[0], coo.row, coo.col, weights, directed=directed, name="csgraph")
@@ -57,7 +66,9 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
         N x N arc weights (non-negative).  With a ``cupyx.scipy.sparse`` matrix
         the work and the results stay on the GPU (CuPy arrays; no host copy of the result).
     method : {"auto", "FW", "D", "BF", "J"}
-        Accepted for compatibility; fastapsp always runs its own exact algorithm.
+        Accepted for compatibility and checked as SciPy checks it (an unknown
+        name, or ``"FW"`` with ``indices``, is a ``ValueError``); fastapsp always
+        runs its own exact algorithm.
     directed : bool
         False: every arc may be walked both ways.
     return_predecessors : bool
@@ -67,7 +78,8 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     overwrite : bool
         Accepted for compatibility; ``csgraph`` is never changed.
     indices : int or array_like of int, optional
-        Only these rows (shape ``(N,)`` for a single int).
+        Only these rows: the result has shape ``indices.shape + (N,)`` (``(N,)``
+        for a single int), as SciPy's.
     k, partitioner, backend
         fastapsp's own settings (see :func:`fastapsp.solve`); ``backend`` defaults
         to ``cupy`` for cupyx input, else ``auto``.
@@ -81,9 +93,16 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
     Returns
     -------
     dist_matrix : ndarray of float64 (or ``dtype``), NumPy or CuPy
-        ``(N, N)``, ``(len(indices), N)`` or ``(N,)``.
+        ``(N, N)``, or ``indices.shape + (N,)``.
     predecessors : ndarray of int32
         Same shape, when ``return_predecessors``.
+
+    Raises
+    ------
+    NegativeWeightError
+        For a negative or NaN weight (a ``ValueError`` and a SciPy ``NegativeCycleError``).
+    ValueError
+        For an unknown ``method``, ``method="FW"`` with ``indices``, or a matrix that is not square.
 
     Examples
     --------
@@ -96,6 +115,8 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
 
     if method not in _METHODS:
         raise ValueError(f"method: {method!r} is not one of {', '.join(_METHODS)}")
+    if method == "FW" and indices is not None:
+        raise ValueError("Cannot specify indices with method == 'FW'.")  # SciPy's rule and words
     on_gpu = _is_cupy_sparse(csgraph)
     if backend is None:
         backend = "cupy" if on_gpu else "auto"
@@ -111,7 +132,7 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
         settings.update(dtype="auto", result_dtype="float64")
     else:
         settings.update(dtype=wanted)
-    single = indices is not None and np.ndim(indices) == 0
+    shape = None if indices is None else np.shape(indices.get() if hasattr(indices, "get") else indices)
     if indices is None:
         if n:
             dist = solve(graph, **settings)
@@ -119,13 +140,13 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True, return_p
             empty = xp.zeros((0, 0), dtype=wanted)
             dist = (empty, xp.zeros((0, 0), dtype=np.int32)) if return_predecessors else empty
     else:
-        rows = np.atleast_1d(np.asarray(indices.get() if hasattr(indices, "get") else indices))
+        rows = np.asarray(indices.get() if hasattr(indices, "get") else indices).reshape(-1)
         if not np.issubdtype(rows.dtype, np.integer):
             raise ValueError(f"indices: expected integer vertex ids, found {rows.dtype}")
         rows = np.where(rows < 0, rows + n, rows)  # negative indices count from the end, as in SciPy
         dist = solve(graph, sources=rows, **settings)
     dist, pred = dist if return_predecessors else (dist, None)  # carried through the stages
-    if single:
-        dist = dist[0]
-        pred = None if pred is None else pred[0]
+    if shape is not None:  # rows in the shape of indices, as SciPy returns them
+        dist = dist.reshape(shape + (n,))
+        pred = None if pred is None else pred.reshape(shape + (n,))
     return (dist, pred) if return_predecessors else dist
