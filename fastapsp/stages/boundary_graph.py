@@ -176,9 +176,9 @@ class LevelTree:
         about as large as it was (the upper levels of a mesh: most of a
         group's vertices are on its boundary), try half as many, twice as
         large super-groups, and so on, before closing the whole level densely.
-        Without it (the rule before 2026-11-23) such a level became the dense
-        top whatever its size: 35,205 vertices (4.4e13 relaxations, 5 GB) for
-        the 2^21 Delaunay graph at k = 2,435.
+        Without widening such a level becomes the dense top whatever its
+        size: 35,205 vertices (4.4e13 relaxations, 5 GB) for the 2^21
+        Delaunay graph at k = 2,435.
     """
 
     def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42, widen: bool = True):
