@@ -251,6 +251,12 @@ def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool):
     opts = _options(merged, stats=stats)
     if partition is None and _same_run(opts, base):
         return plan
+    for key in ("k", "partitioner", "refine", "seed", "imbalance"):  # what the plan's partition was made with
+        made = plan.k if key == "k" else getattr(base, key)
+        asked = getattr(opts, key)
+        if partition is None and asked != made and not (key == "k" and asked is None):
+            raise ValueError(f"plan: made with {key}={made!r}, the call asks for {key}={asked!r}; make another "
+                             f"plan or leave {key} out")
     return _make(graph, opts, partition=plan.partition if partition is None else partition, comm=comm)
 
 

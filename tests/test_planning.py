@@ -104,3 +104,14 @@ def test_a_given_k_far_slower_than_the_cost_models_is_named_in_one_line(monkeypa
     lines.clear()
     make_plan(graph, SolveOptions(backend="numpy", k=10), comm=SerialComm(), log=lines.append)
     assert lines == []  # a k near the cost model's: nothing to say
+
+
+def test_a_plan_with_another_partition_setting_is_refused():
+    graph = random_graph(np.random.default_rng(12), 60, 200, directed=False, weighted=True)
+    plan = fastapsp.plan(graph, k=3, backend="numpy")
+    with pytest.raises(ValueError, match="plan: made with k=3, the call asks for k=4"):
+        fastapsp.solve(graph, plan=plan, k=4)
+    with pytest.raises(ValueError, match="seed"):
+        fastapsp.stats(graph, plan=plan, seed=7)
+    np.testing.assert_array_equal(fastapsp.solve(graph, plan=plan, sssp_method="frontier"),
+                                  fastapsp.solve(graph, k=3, backend="numpy"))
