@@ -191,12 +191,12 @@ def main(argv=None) -> int:
                 "(rerun with --debug for the traceback)")
         if comm is not None and comm.size > 1:
             from .sink import remove_temporary_files
-            from .watch import end_job, tell
+            from .watch import abort_job, end_job, tell
 
             remove_temporary_files()
             end_job()
             tell(line)
-            comm.Abort(EXIT_ERROR)
+            abort_job(comm, EXIT_ERROR)
             return EXIT_ERROR
         print(line, file=sys.stderr)
         return EXIT_ERROR
@@ -217,7 +217,7 @@ def _install_handlers(comm):
     import warnings
 
     from .sink import remove_temporary_files
-    from .watch import end_job, failed_peer, tell
+    from .watch import abort_job, end_job, failed_peer, tell
 
     previous_show = warnings.showwarning
 
@@ -241,7 +241,7 @@ def _install_handlers(comm):
         elif dead:
             tell(f"fastapsp: error: {dead}")
         if comm.size > 1:
-            comm.Abort(128 + signum)  # the other ranks may be deep in their work or in a collective
+            abort_job(comm, 128 + signum)  # the other ranks may be deep in their work or in a collective
             os._exit(128 + signum)  # MPI_Abort may return before the launcher kills this process
         raise SystemExit(128 + signum)
 

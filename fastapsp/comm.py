@@ -14,7 +14,7 @@ import time
 
 from .errors import BackendError, RankError
 from .launcher import launched_under_mpi, mpi_forced
-from .watch import end_job, note_phase, tell
+from .watch import abort_job, end_job, note_phase, tell
 
 __all__ = ["SerialComm", "get_comm", "launched_under_mpi", "run_phase", "run_or_abort", "select_device",
            "max_over_ranks", "process_age"]
@@ -189,7 +189,7 @@ def run_or_abort(comm, name: str, fn, *args, cleanup=None, **kwargs):
         end_job()
         text = " ".join((str(exc) or type(exc).__name__).split())
         tell(f"fastapsp: error: rank {comm.rank} of {comm.size} failed during {name}: {text}")
-        comm.Abort(1)
+        abort_job(comm, 1)
         os._exit(1)  # MPI_Abort may return before the launcher kills this process: say nothing more
 
 

@@ -191,6 +191,20 @@ def _report_death(signum: int, worker: int, record: dict | None, status_file: st
     _remove_folder(folder)
 
 
+def abort_job(comm, code: int) -> None:
+    """``comm.Abort(code)`` after this rank has said its one line (:func:`tell`): the MPI library's own
+    abort message (MPICH prints ``Abort(1) on node ...`` after ours) goes to ``/dev/null``, so the job's
+    last word is fastapsp's line."""
+    try:
+        sys.stderr.flush()
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 2)
+        os.close(quiet)
+    except (OSError, ValueError):
+        pass
+    comm.Abort(code)
+
+
 def tell(line: str) -> None:
     """Print ``line`` on standard error and wait (at most 2 s) until the reader of the pipe has taken it.
 
@@ -359,7 +373,7 @@ class JobStatus:
             end_job()
             if speak:
                 tell(f"fastapsp: error: {message}")
-            self.comm.Abort(1)
+            abort_job(self.comm, 1)
             os._exit(1)  # MPI_Abort may return before the launcher ends this process
 
 
