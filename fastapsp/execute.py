@@ -60,9 +60,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     ``seconds`` given.
     """
     start = time.perf_counter()
-    if not plan.matches(graph):
-        raise ConfigError(f"plan: made for {plan.graph_name!r} (n={plan.n}, {plan.m} arcs), given {graph.name!r} "
-                          f"(n={graph.n}, {graph.m} arcs)")
+    plan.check_graph(graph)
     if plan.ranks != comm.size:
         raise ConfigError(f"plan: made for {plan.ranks} rank(s), run on {comm.size}; make the plan with this "
                           "communicator")
@@ -70,7 +68,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     seconds = dict(seconds or {})
     backend, sources, partition = plan.backend, plan.sources, plan.partition
     run_graph, run_partition = plan.run_graph, plan.run_partition
-    block_bytes = None if opts.block_mb is None else int(opts.block_mb * 2**20)
+    block_bytes = opts.block_bytes
     rows = None if sources is None else int(sources.size)
     sink = base_sink = make_sink(plan.output, graph.n, plan.out_dtype, comm=comm, rows=rows)
     pred_sink = pred_base = None
@@ -80,9 +78,10 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     if opts.dtype in SMALL_DTYPES:
         sink = SmallIntSink(sink, opts.dtype)
     if sources is not None:
-        sink = RowSubsetSink(sink, _positions(sources, graph.n))
+        positions = _positions(sources, graph.n)
+        sink = RowSubsetSink(sink, positions)
         if pred_sink is not None:
-            pred_sink = RowSubsetSink(pred_sink, _positions(sources, graph.n))
+            pred_sink = RowSubsetSink(pred_sink, positions)
 
     def cleanup():  # this rank alone, before it ends the job
         base_sink.discard()

@@ -236,9 +236,7 @@ def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool):
         return _make(graph, _options(settings, stats=stats), saved=plan, comm=comm)
     if not isinstance(plan, Plan):
         raise TypeError(f"plan: expected a fastapsp Plan, a saved plan or its path, found {type(plan).__name__}")
-    if not plan.matches(graph):
-        raise ValueError(f"plan: made for {plan.graph_name!r} (n={plan.n}, {plan.m} arcs), given {graph.name!r} "
-                         f"(n={graph.n}, {graph.m} arcs)")
+    plan.check_graph(graph)
     # Keywords left at their defaults take the plan's values; those passed must agree with it.
     base = plan.options
     inherited = {"k": base.k, "partitioner": base.partitioner, "refine": base.refine, "backend": base.backend,
@@ -249,15 +247,17 @@ def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool):
     if stats:
         merged["output"] = "none"
     opts = _options(merged, stats=stats)
-    if partition is None and _same_run(opts, base):
+    if partition is not None:
+        return _make(graph, opts, partition=partition, comm=comm)
+    if _same_run(opts, base):
         return plan
     for key in ("k", "partitioner", "refine", "seed", "imbalance"):  # what the plan's partition was made with
         made = plan.k if key == "k" else getattr(base, key)
         asked = getattr(opts, key)
-        if partition is None and asked != made and not (key == "k" and asked is None):
+        if asked != made and not (key == "k" and asked is None):
             raise ValueError(f"plan: made with {key}={made!r}, the call asks for {key}={asked!r}; make another "
                              f"plan or leave {key} out")
-    return _make(graph, opts, partition=plan.partition if partition is None else partition, comm=comm)
+    return _make(graph, opts, partition=plan.partition, comm=comm)
 
 
 def _is_default(key, value) -> bool:

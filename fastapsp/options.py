@@ -79,22 +79,19 @@ class SolveOptions:
         out = str(self.output)
         if out not in OUTPUTS and not out.endswith(".npy"):
             raise ConfigError(f"output: {out!r} is not 'none', 'memory', 'device' or a path ending in .npy")
-        if out.endswith(".npy") and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-            raise ConfigError(f"output: folder {os.path.dirname(os.path.abspath(out))} does not exist")
-        for name in ("output", "report", "partition_file", "plan"):
-            path = str(getattr(self, name) or "")
-            if name == "output" and not path.endswith(".npy"):
+        written = [("output", out if out.endswith(".npy") else None), ("report", self.report),
+                   ("partition_file", self.partition_file), ("plan", self.plan),
+                   ("stats", self.stats if isinstance(self.stats, str) else None)]
+        for name, path in written:
+            if not path:
                 continue
-            if path and os.path.isdir(path):
+            folder = os.path.dirname(os.path.abspath(str(path)))
+            if not os.path.isdir(folder):
+                raise ConfigError(f"{name}: folder {folder} does not exist")
+            if name != "stats" and os.path.isdir(str(path)):  # (stats: a prefix of two file names)
                 raise ConfigError(f"{name}: {path} is a folder; allowed: a file name")
-            if path and name != "output" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-                raise ConfigError(f"{name}: folder {os.path.dirname(os.path.abspath(path))} does not exist")
-        if isinstance(self.stats, str) and not os.path.isdir(os.path.dirname(os.path.abspath(self.stats))):
-            raise ConfigError(f"stats: folder {os.path.dirname(os.path.abspath(self.stats))} does not exist")
         if self.graph_cache not in ("auto", "none") and not os.path.isdir(self.graph_cache):
             raise ConfigError(f"graph_cache: {self.graph_cache!r} is not auto, none or an existing folder")
-        if self.plan is not None and not os.path.isdir(os.path.dirname(os.path.abspath(self.plan))):
-            raise ConfigError(f"plan: folder {os.path.dirname(os.path.abspath(self.plan))} does not exist")
         if self.sources_method not in SOURCE_ROWS:
             raise ConfigError(f"sources_method: {self.sources_method!r} is not one of {', '.join(SOURCE_ROWS)}")
         if self.stats and self.sources is not None:
@@ -110,6 +107,11 @@ class SolveOptions:
         if self.sssp_method not in SSSP_METHODS:
             raise ConfigError(f"sssp_method: {self.sssp_method!r} is not one of {', '.join(SSSP_METHODS)}")
         self._check_paths()
+
+    @property
+    def block_bytes(self) -> int | None:
+        """``block_mb`` in bytes (None: row blocks sized from the free memory)."""
+        return None if self.block_mb is None else int(self.block_mb * 2**20)
 
     def files(self) -> list[tuple[str, str]]:
         """``(setting, path)`` of every file a run reads or writes: the graph, the output and what is written

@@ -31,7 +31,6 @@ settings (they cost milliseconds).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import sys
@@ -44,6 +43,7 @@ import numpy as np
 from .backend import available_bytes, gpu_name, resolve_backend
 from .comm import run_phase, select_device
 from .cost import choose_boundary_rows, close_everywhere, default_k, predict
+from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
 from .options import SolveOptions
@@ -55,7 +55,7 @@ from .smalldist import SMALL_DTYPES, check_small_dtype
 from .sources import SourceRows, choose_source_rows, parse_sources, pipeline_seconds, sssp_before_partition
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
 
-__all__ = ["Plan", "SavedPlan", "make_plan", "load_plan", "plan_json", "renamed_by_component", "PLAN_KEYS"]
+__all__ = ["Plan", "SavedPlan", "make_plan", "load_plan", "renamed_by_component", "PLAN_KEYS"]
 
 # Settings a saved plan fixes: a run that asks for other values of these cannot use it.
 PLAN_KEYS = ("k", "partitioner", "refine", "seed", "imbalance", "undirected", "format")
@@ -69,10 +69,10 @@ class Plan:
     ----------
     options : SolveOptions
         The settings the plan was made for (a copy; changing it changes nothing).
-    graph, graph_name, n, m, directed
-        The graph it was made for (``m``: stored arcs); ``graph_checksum`` its
-        checksum, computed when first asked (saving the plan, or checking it
-        against another graph object).
+    graph
+        The graph it was made for; ``graph_name``, ``n``, ``m`` (stored arcs),
+        ``directed`` and ``graph_checksum`` (computed when first asked: saving
+        the plan, or checking it against another graph object) are its own.
     backend, device, ranks
         ``numpy`` or ``cupy``, the device's name, the number of ranks.
     k_choice : dict
@@ -108,10 +108,6 @@ class Plan:
 
     options: SolveOptions
     graph: object = field(repr=False)
-    graph_name: str
-    n: int
-    m: int
-    directed: bool
     backend: str
     device: str
     ranks: int
@@ -155,21 +151,43 @@ class Plan:
         the level tree's shape included)."""
         return {key: value for key, value in self.seconds.items() if key in ("choose_k", "partition", "plan")}
 
+    @property
+    def graph_name(self) -> str:
+        return self.graph.name
+
+    @property
+    def n(self) -> int:
+        return self.graph.n
+
+    @property
+    def m(self) -> int:
+        return self.graph.m
+
+    @property
+    def directed(self) -> bool:
+        return self.graph.directed
+
+    @property
+    def graph_checksum(self) -> str:
+        return self.graph.checksum()  # cached by the graph
+
     def matches(self, graph) -> bool:
         """Whether the plan was made for ``graph`` (same arcs, weights and direction)."""
         if graph is self.graph:
             return True
         return graph.n == self.n and graph.m == self.m and graph.checksum() == self.graph_checksum
 
-    @property
-    def graph_checksum(self) -> str:
-        return self.graph.checksum()  # cached by the graph
+    def check_graph(self, graph) -> None:
+        """Refuse ``graph`` when the plan was made for another one (:class:`~fastapsp.errors.ConfigError`)."""
+        if not self.matches(graph):
+            raise ConfigError(f"plan: made for {self.graph_name!r} (n={self.n}, {self.m} arcs), given "
+                              f"{graph.name!r} (n={graph.n}, {graph.m} arcs)")
 
     def estimate(self, *, block_bytes: int | None = None) -> list[dict]:
         """Per rank: device memory per stage, host memory and estimated seconds (see :mod:`fastapsp.sizing`)."""
         opts = self.options
         xp = np if self.backend != "cupy" else __import__("cupy")
-        block_bytes = block_bytes if block_bytes is not None else _block_bytes(opts)
+        block_bytes = block_bytes if block_bytes is not None else opts.block_bytes
         common = dict(dtype=self.dtype, backend=self.backend, output=self.output, block_bytes=block_bytes,
                       available=available_bytes(xp), predecessors=bool(opts.predecessors))
         if self.partition is None:  # sources by SSSP, one batch of rows at a time
@@ -179,7 +197,7 @@ class Plan:
         keep = None if selection is None else selection.closures_needed()
         spread = None if self.spread is None else [list(s) for s in self.spread]
         if self.boundary_rows == "boundary-graph" and self.close_everywhere:
-            spread = [_nonempty(self.run_partition)] * self.ranks
+            spread = [nonempty(self.run_partition)] * self.ranks
             keep = np.ones(self.k, dtype=bool) if keep is None else keep
         return dry_run(self.run_graph, self.run_partition, [list(s) for s in self.schedule], rows=self.rows,
                        method=self.boundary_rows or "frontier", stats=bool(opts.stats), closing=spread, keep=keep,
@@ -215,8 +233,7 @@ class Plan:
         if self.partition is None:
             raise ConfigError(f"plan: {path}: a plan without a partition (rows by SSSP alone) has nothing to "
                               "save; it is made in milliseconds")
-        if not self.matches(graph):
-            raise ConfigError(f"plan: the plan was made for {self.graph_name!r}, not for {graph.name!r}")
+        self.check_graph(graph)
         settings = {key: getattr(self.options, key) for key in PLAN_KEYS}
         save_partition(os.fspath(path), graph, self.partition, compress=True,
                        extra={"plan": {"settings": settings, "k_choice": self.k_choice, "decided": self.describe()}})
@@ -417,8 +434,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
     seconds["plan"] = time.perf_counter() - t  # the level tree ("tree") included
     seconds["total"] = time.perf_counter() - start
     frozen = dataclasses.replace(opts)
-    return Plan(options=frozen, graph=graph, graph_name=graph.name, n=graph.n, m=graph.m,
-                directed=graph.directed, backend=backend, device=device, ranks=comm.size, k_choice=k_choice,
+    return Plan(options=frozen, graph=graph, backend=backend, device=device, ranks=comm.size, k_choice=k_choice,
                 partition=partition, sources=sources, source_rows=source_rows, boundary_rows=boundary_rows,
                 precision=precision, dtype=compute_dtype, out_dtype=str(out_dtype), each_pair_once=each_pair_once,
                 whole_rows=out != "none" or bool(opts.verify) or bool(opts.predecessors),
@@ -475,14 +491,6 @@ def _judge_given_k(graph, k: int, prediction: dict, boundary_rows: str, backend:
             warnings.warn(line, UserWarning, stacklevel=_outside_level())
 
 
-def _nonempty(partition) -> list[int]:
-    return np.flatnonzero(partition.sizes > 0).tolist()
-
-
-def _block_bytes(opts) -> int | None:
-    return None if opts.block_mb is None else int(opts.block_mb * 2**20)
-
-
 def _tell_precision(precision, requested, log) -> None:
     """Say in one line why float64 was chosen, or warn that the chosen dtype is not exact.
 
@@ -504,10 +512,3 @@ def _outside_level() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     return level
-
-
-def plan_json(plan: Plan) -> str:
-    """The plan's decisions as indented JSON (``--dry-run``)."""
-    return json.dumps(plan.describe(), indent=2, default=lambda v: None if isinstance(v, float) and math.isnan(v)
-                      else str(v))
-
