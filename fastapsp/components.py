@@ -291,7 +291,7 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         if on_block is not None:  # device-side consumers (--stats), before any copy
             with timer("stats"):
                 on_block(vertices_host, start, block)
-        if sink.needs_host or getattr(sink, "on_device", False):
+        if sink.needs_host or sink.on_device:
             writer.put(vertices_host, start, block, timer)
         if paths is not None:
             paths.writer.put(vertices_host, start, block_p, timer)
@@ -306,7 +306,7 @@ def _block_emitter(on_block, sink, writer, timer):
         if on_block is not None:
             with timer("stats"):
                 on_block(ids, start, block)
-        if sink.needs_host or getattr(sink, "on_device", False):
+        if sink.needs_host or sink.on_device:
             writer.put(ids, start, block, timer)
 
     return emit

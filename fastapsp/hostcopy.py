@@ -48,7 +48,7 @@ class HostWriter:
         return 1 << max(0, size - 1).bit_length()
 
     def put(self, vertices_host, start, block, timer) -> None:
-        if self.xp is np or getattr(self.sink, "on_device", False):  # the sink takes the block where it is
+        if self.xp is np or self.sink.on_device:  # the sink takes the block where it is
             with timer("write"):
                 self.sink.write(vertices_host, start, block)
             return

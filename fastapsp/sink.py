@@ -1,7 +1,10 @@
-"""Where finished row blocks go: a shared ``.npy`` file, host memory, or nowhere.
+"""Where finished row blocks go: a shared ``.npy`` file, host memory, GPU memory, or nowhere.
 
-A sink receives host (NumPy) row blocks: ``write(vertices, column_start, block)``
-puts ``block[a, j]`` at row ``vertices[a]``, column ``column_start + j``.
+A sink receives row blocks: ``write(vertices, column_start, block)`` puts
+``block[a, j]`` at row ``vertices[a]``, column ``column_start + j``.  Two class
+attributes say where it wants them: ``needs_host`` (NumPy blocks, copied from
+the GPU by :class:`fastapsp.hostcopy.HostWriter`) and ``on_device`` (CuPy
+blocks where they are made, :class:`DeviceSink`); neither: nothing is kept.
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ def _scatter_rows(dest, vertices, column_start, block) -> None:
 class NullSink:
     """Discards every block; the GPU path does not even copy them to the host."""
 
-    needs_host = False
+    needs_host = False  # blocks are wanted on the host (copied there by fastapsp.hostcopy.HostWriter)
+    on_device = False  # blocks are taken where they are made, on the GPU (DeviceSink)
     path = None
 
     def write(self, vertices, column_start, block) -> None:
@@ -123,6 +127,7 @@ class NpySink:
     """
 
     needs_host = True
+    on_device = False
 
     def __init__(self, path: str, n: int, dtype, *, comm, rows: int | None = None) -> None:
         self.path = os.fspath(path)

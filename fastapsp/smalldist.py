@@ -94,7 +94,7 @@ class SmallIntSink:
     def __init__(self, sink, dtype) -> None:
         self.sink, self.dtype = sink, np.dtype(dtype)
         self.needs_host = sink.needs_host
-        self.on_device = getattr(sink, "on_device", False)
+        self.on_device = sink.on_device
         self.path = sink.path
 
     def write(self, vertices, column_start, block) -> None:

@@ -168,7 +168,7 @@ class RowSubsetSink:
     def __init__(self, sink, position: np.ndarray) -> None:
         self.sink, self.position = sink, position
         self.needs_host = sink.needs_host
-        self.on_device = getattr(sink, "on_device", False)
+        self.on_device = sink.on_device
         self.path = sink.path
 
     def write(self, vertices, column_start, block) -> None:

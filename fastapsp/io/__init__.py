@@ -205,8 +205,8 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
         share.fail(exc)
     if graph is None:
         graph = _READERS[format](source)
-    if folder is not None and (comm is None or comm.rank == 0):
-        save_cached(cache_folder(path, format, undirected, cache), path, format, undirected, graph, len(data))
+    if folder is not None and (comm is None or comm.rank == 0):  # the format the head told _cached: the same
+        save_cached(folder, path, format, undirected, graph, len(data))
     return graph
 
 
