@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .errors import ConfigError
+from .errors import ConfigError, shorten
 from .options import RUN_FILE_TYPES as _TYPES  # the one list of settings
 
 __all__ = ["load_run_file", "merge_options", "MAX_RUN_FILE_BYTES"]
@@ -43,7 +43,7 @@ def load_run_file(path) -> dict:
                                   "run file")
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {_short(str(exc).splitlines()[0])}") from None
+        raise ConfigError(f"{path}: not valid YAML: {shorten(str(exc).splitlines()[0])}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -52,12 +52,12 @@ def load_run_file(path) -> dict:
     for key, value in data.items():
         name = str(key).replace("-", "_")
         if name not in _TYPES:
-            raise ConfigError(f"{path}: unknown key {_short(repr(key))}; allowed: {', '.join(sorted(_TYPES))}")
+            raise ConfigError(f"{path}: unknown key {shorten(repr(key))}; allowed: {', '.join(sorted(_TYPES))}")
         want = _TYPES[name]
         if value is not None and want is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if value is not None and (not isinstance(value, want) or (want is int and isinstance(value, bool))):
-            raise ConfigError(f"{path}: {_short(str(key))} must be {want.__name__}, found {_short(repr(value))}")
+            raise ConfigError(f"{path}: {shorten(str(key))} must be {want.__name__}, found {shorten(repr(value))}")
         settings[name] = value
     return settings
 
@@ -68,8 +68,3 @@ def merge_options(cls, file_settings: dict, flags: dict):
     values = {k: v for k, v in file_settings.items() if k in fields}
     values.update({k: v for k, v in flags.items() if k in fields and v is not None})
     return cls(**values)
-
-
-def _short(text: str, limit: int = 80) -> str:
-    """``text`` cut to ``limit`` characters for a one-line message."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -5,6 +5,11 @@ and what is allowed, so that the command line can print it as one line.
 """
 
 
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters (the cut marked ``...``), for a one-line message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class FastAPSPError(Exception):
     """Base class of the errors fastapsp raises on purpose."""
 

@@ -27,7 +27,7 @@ import re
 import numpy as np
 
 from .cost import COMPONENT_OVERHEAD, PARTITION_RATES, predict
-from .errors import ConfigError
+from .errors import ConfigError, shorten
 from .options import SOURCE_ROWS
 
 __all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_source_rows", "sssp_before_partition",
@@ -122,7 +122,7 @@ def _parse_text(spec: str, n: int) -> np.ndarray:
                     try:
                         values.append(int(word))
                     except ValueError:
-                        shown = word if len(word) <= 40 else word[:37] + "..."
+                        shown = shorten(word, 40)
                         raise ConfigError(f"sources: {spec} line {number}: {shown!r} is not a vertex id") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"sources: {spec}: not a text file of vertex ids (byte {exc.start} is not UTF-8); "

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import GraphFormatError
+from ..errors import GraphFormatError, shorten
 from ..graph import Graph
 from .share import Whole
 
@@ -94,8 +94,7 @@ def _read_text(path: Path, where: str) -> bytes:
 
 def _short(text: bytes, limit: int = 60) -> str:
     """Bytes as printable text for a message, cut to ``limit`` characters."""
-    out = text.decode("utf-8", "backslashreplace")
-    return out if len(out) <= limit else out[: limit - 3] + "..."
+    return shorten(text.decode("utf-8", "backslashreplace"), limit)
 
 
 @dataclass(frozen=True)
