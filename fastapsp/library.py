@@ -139,7 +139,8 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "auto", refi
     settings = dict(k=k, partitioner=partitioner, refine=refine, backend=backend, seed=seed, imbalance=imbalance,
                     dtype=dtype, sources=sources, sources_method=sources_method, sssp_method=sssp_method,
                     output=output, return_predecessors=return_predecessors,
-                    result_dtype=None if result_dtype is None else str(_dtype_name(result_dtype)))
+                    result_dtype=None if result_dtype is None else _dtype_name(result_dtype, "result_dtype",
+                                                                               "float32, float64"))
     if output not in ("memory", "device"):
         raise ValueError(f"output: {output!r} is not 'memory' or 'device' (files: fastapsp solve --output PATH.npy)")
     the_plan = _plan_for(graph, settings, plan, partition, comm, stats=False)
@@ -204,12 +205,7 @@ def _options(settings: dict, *, stats: bool):
     settings = dict(settings)
     dtype = settings.pop("dtype")
     if dtype is not None and not (isinstance(dtype, str) and dtype == "auto"):
-        import numpy as np
-
-        try:
-            dtype = str(np.dtype(dtype))
-        except TypeError:
-            raise ValueError(f"dtype: {dtype!r} is not one of auto, float32, float64, uint16, uint8") from None
+        dtype = _dtype_name(dtype, "dtype", "auto, float32, float64, uint16, uint8")
     opts = SolveOptions(graph="<in memory>", dtype=None if dtype == "auto" else dtype, stats=True if stats else None,
                         predecessors=bool(settings.pop("return_predecessors")), quiet=True, **settings)
     opts.check(need_graph=False)
@@ -295,13 +291,15 @@ def _run(the_plan, graph, comm, *, made: bool):
                    seconds=the_plan.spent() if made else None)
 
 
-def _dtype_name(dtype) -> str:
+def _dtype_name(dtype, setting: str, allowed: str) -> str:
+    """The NumPy name of ``dtype`` (``np.float32`` -> ``"float32"``); a ``ValueError`` naming ``setting`` else
+    (the names themselves are checked with the other settings: :meth:`SolveOptions.check`)."""
     import numpy as np
 
     try:
         return str(np.dtype(dtype))
     except TypeError:
-        raise ValueError(f"result_dtype: {dtype!r} is not float32 or float64") from None
+        raise ValueError(f"{setting}: {dtype!r} is not one of {allowed}") from None
 
 
 def _array_module(array):
