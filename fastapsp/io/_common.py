@@ -418,10 +418,11 @@ def _graph_from_arcs(source: _Source, tokens: _Tokens, table: np.ndarray, *, n: 
             f"this is the first extra one"))))
     for col, what in enumerate(id_names):
         ids = table[:, col]
-        checks.append((_bad_ids(ids, 1, n), lambda i, col=col, what=what, ids=ids: cell(
+        bad = _bad_ids(ids, 1, n)
+        checks.append((bad, lambda i, col=col, what=what, ids=ids: cell(
             i, col, lambda t: _id_problem(f"{what} {t}", ids[i], 1, n))))
         if ids.dtype.kind == "f":  # some number of the file is not an integer: are the ids written as ones?
-            fine = ~_bad_ids(ids, 1, n)  # (the others are reported as such)
+            fine = ~bad  # (the others are reported as such)
             written = np.zeros(rows, dtype=bool)
             written[fine] = _not_integer_text(tokens, (np.arange(rows) * width + col)[fine], ids[fine])
             checks.append((written, lambda i, col=col, what=what: cell(i, col, lambda t: (
