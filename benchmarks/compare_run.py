@@ -61,12 +61,9 @@ class GraphData:
 
 
 def _available_host_bytes() -> int:
-    try:
-        with open("/proc/meminfo") as fh:
-            info = dict(line.split(":", 1) for line in fh)
-        return int(info["MemAvailable"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError):
-        return 1 << 62
+    from fastapsp.backend import host_available_bytes
+
+    return host_available_bytes() or 1 << 62
 
 
 _WARM = set()

@@ -13,7 +13,7 @@ import numpy as np
 from .errors import BackendError
 
 __all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "gpu_name", "device_csr", "start_gpu_warmup",
-           "available_bytes"]
+           "available_bytes", "host_available_bytes"]
 
 BACKENDS = ("auto", "numpy", "cupy")
 
@@ -127,15 +127,21 @@ def device_csr(graph, xp):
     return graph._cache[key]
 
 
+def host_available_bytes() -> int | None:
+    """The host memory available to new allocations (Linux ``MemAvailable``), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            info = dict(line.split(":", 1) for line in fh)
+        return int(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 def available_bytes(xp) -> int:
     """Memory a row block may use: most of the free GPU memory, half the free host memory."""
     if xp is not np:
         free, _ = xp.cuda.runtime.memGetInfo()
         return int(0.85 * (free + xp.get_default_memory_pool().free_bytes()))
-    try:
-        with open("/proc/meminfo") as fh:
-            info = dict(line.split(":", 1) for line in fh)
-        return int(info["MemAvailable"].split()[0]) * 1024 // 2
-    except (OSError, KeyError, ValueError):
-        return 4 << 30
+    host = host_available_bytes()
+    return 4 << 30 if host is None else host // 2
 

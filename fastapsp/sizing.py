@@ -46,6 +46,7 @@ import shutil
 
 import numpy as np
 
+from .backend import host_available_bytes as _host_available
 from .errors import ConfigError
 from .stages._cuda import _MAX_BATCH, sssp_pass_size
 from .stages.boundary_graph import batch_rows, closure_batch_limit
@@ -311,15 +312,6 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     return base + closures + level0 + upper, held
 
 
-def _host_available() -> int:
-    try:
-        with open("/proc/meminfo") as fh:
-            info = dict(line.split(":", 1) for line in fh)
-        return int(info["MemAvailable"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError):
-        return -1
-
-
 def check_output_fits(output: str, rows: int, n: int, dtype, *, extra: int = 0) -> int:
     """Refuse a run whose output cannot fit where it goes; returns its size in bytes.
 
@@ -349,7 +341,7 @@ def check_output_fits(output: str, rows: int, n: int, dtype, *, extra: int = 0) 
         return need
     if output == "memory":
         have = _host_available()
-        if have >= 0 and need > have:
+        if have is not None and need > have:
             raise ConfigError(f"output: memory needs {need / 2**30:.2f} GiB for {rows} x {n} {np.dtype(dtype)}, "
                               f"the host has {have / 2**30:.2f} GiB available; write a file or use --sources/--stats")
         return need
