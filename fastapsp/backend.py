@@ -44,7 +44,10 @@ def start_gpu_warmup(backend: str, ranks: int):
     context is made on the device that this process will use: device 0 for
     one process, else ``local rank mod visible devices`` when the launcher
     says the local rank (no context is made on another process's GPU).
-    The thread competes with the reading for the interpreter (on 2 x H200 the
+    The thread also starts the check of the kernel cache (and, on a machine
+    that has not built them, the compilation of every kernel variant:
+    :mod:`fastapsp.kernels.catalog`); :func:`fastapsp.execute.execute` waits
+    for it.  The thread competes with the reading for the interpreter (on 2 x H200 the
     read took 0.2-0.4 s less without it), but without it the GPU partitioner
     waited for CUDA instead.
     """
@@ -63,6 +66,9 @@ def start_gpu_warmup(backend: str, ranks: int):
             if count and local is not None:
                 with cupy.cuda.Device(local % count):
                     cupy.cuda.runtime.free(0)  # creates the device's primary context
+                from .kernels.catalog import ensure_built
+
+                ensure_built(device=local % count, background=True)  # a first run on this machine compiles
         except Exception:  # noqa: BLE001 - the real path reports problems
             pass
 

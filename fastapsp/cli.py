@@ -102,7 +102,14 @@ def _build_parser() -> argparse.ArgumentParser:
     graph_args(part)
     part.add_argument("--output", default=None, metavar="parts.npy", help="save one int label per vertex")
 
-    sub.add_parser("info", help="versions, MPI library, ranks and GPUs")
+    sub.add_parser("info", help="versions, MPI library, ranks, GPUs and the kernel cache")
+
+    kernels = sub.add_parser("build-kernels", help="compile every GPU kernel variant into the kernel cache "
+                             "(once per machine; a GPU run does it by itself when needed)")
+    kernels.add_argument("--jobs", type=int, default=None, metavar="N",
+                         help="compiling processes (default: the usable cores, at most 16)")
+    kernels.add_argument("--force", action="store_true", help="compile even when the cache says it is built")
+    kernels.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
 
@@ -167,6 +174,8 @@ def main(argv=None) -> int:
             job = JobStatus(comm)
         if args.command == "info":
             return _info(comm)
+        if args.command == "build-kernels":
+            return _build_kernels(args, comm)
         if args.command == "partition":
             return _partition(args, comm)
         if args.command == "path":
@@ -405,8 +414,44 @@ def _info(comm) -> int:
         for d in range(count):
             memory = cupy.cuda.runtime.getDeviceProperties(d)["totalGlobalMem"]
             lines.append(f"  cuda:{d} {gpu_name(d)}, {memory / 2**30:.1f} GiB")
+        lines.append(_kernel_cache_line())
     if comm.rank == 0:
         print("\n".join(lines))
+    return 0
+
+
+def _kernel_cache_line() -> str:
+    from .kernels.catalog import cache_dir, kernel_cache_bytes, stamp_path
+
+    try:
+        built = "built" if os.path.exists(stamp_path()) else "not built (fastapsp build-kernels)"
+        return f"kernel cache: {cache_dir()} ({kernel_cache_bytes() / 2**20:.1f} MiB); kernels {built}"
+    except Exception as exc:  # noqa: BLE001 - info reports, it does not fail
+        return f"kernel cache: unknown ({type(exc).__name__}: {_one_line(exc)})"
+
+
+def _build_kernels(args, comm) -> int:
+    """Compile the kernel variants on every rank's device (ranks of one node wait for one builder)."""
+    from .backend import gpu_count
+    from .comm import run_phase, select_device
+    from .errors import BackendError
+    from .kernels.catalog import build, kernel_cache_bytes
+
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs: {args.jobs} is not a positive number of processes")
+    if not gpu_count():
+        raise BackendError("build-kernels: no usable GPU (CuPy missing or no CUDA device visible); the kernels "
+                           "are compiled for the GPU that will run them")
+    select_device(comm)
+    info = run_phase(comm, "building the kernels", build, jobs=args.jobs, force=args.force)
+    if comm.rank == 0:
+        size = kernel_cache_bytes() / 2**20
+        if info["built"]:
+            print(f"fastapsp: built {info['variants']} kernel variants for {info['architecture']} in "
+                  f"{info['seconds']:.1f} s with {info['jobs']} processes; cache {info['cache_dir']} ({size:.1f} MiB)")
+        else:
+            print(f"fastapsp: the {info['variants']} kernel variants for {info['architecture']} are built; "
+                  f"cache {info['cache_dir']} ({size:.1f} MiB; --force compiles again)")
     return 0
 
 

@@ -213,9 +213,14 @@ def _options(settings: dict, *, stats: bool):
 
 
 def _make(graph, opts, *, partition=None, saved=None, comm=None):
+    from .backend import gpu_count
     from .comm import SerialComm
     from .planning import make_plan
 
+    if opts.backend != "numpy" and gpu_count():  # kernels compile (once per machine) while the plan is made
+        from .kernels.catalog import ensure_built
+
+        ensure_built(background=True)
     return make_plan(graph, opts, comm=SerialComm() if comm is None else comm, partition=partition, saved=saved)
 
 

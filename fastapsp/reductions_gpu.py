@@ -37,6 +37,21 @@ def kernel_supports(acc, block) -> bool:
     return block.dtype in (np.float32, np.float64) and (not acc.integer or acc.base_width == 1.0)
 
 
+def _options(integer: bool, directed: bool, *, pairs: bool) -> tuple:
+    """Compiler options of ``reduce_stats.cu`` for these distances and blocks."""
+    if pairs:  # entries stand for both orders (update(pairs=True)): column sums and maxima kept
+        return (("-DSTATS_INTEGER",) if integer else ()) + ("-DST_PAIRS",)
+    # Undirected graphs: a column's sums are its row's (StatsAccumulator.finalize), so none are kept.
+    return (("-DSTATS_INTEGER",) if integer else ()) + (() if directed else ("-DST_NO_COLS",))
+
+
+def kernel_variants() -> list[tuple]:
+    """The kernel modules of the fused statistics (:func:`fastapsp.stages._cuda.kernel_variants`' form)."""
+    return [("reduce_stats.cu", "stats_block", real, "int32", _options(integer, directed, pairs=pairs))
+            for real in ("float32", "float64") for integer in (False, True)
+            for directed, pairs in ((False, False), (True, False), (False, True))]
+
+
 def _levels(bins: int, base: float, max_distance: float | None) -> int:
     """Histogram levels needed for distances up to ``max_distance`` (all fine indices below 2**62 when unknown)."""
     log2bins = bins.bit_length() - 1
@@ -75,10 +90,8 @@ class GpuStats:
         self.level = cp.zeros(1, dtype=cp.int32)
         self.overflow = cp.zeros(1, dtype=cp.uint64)
         self.shared_bins = int(min(acc.bins, _SHARED_BYTES // 4))
-        # Undirected graphs: a column's sums are its row's (StatsAccumulator.finalize), so none are kept.
-        self.options = (("-DSTATS_INTEGER",) if acc.integer else ()) + (() if acc.directed else ("-DST_NO_COLS",))
-        # Blocks whose entries stand for both orders (update(pairs=True)): column sums and maxima kept.
-        self.pair_options = (("-DSTATS_INTEGER",) if acc.integer else ()) + ("-DST_PAIRS",)
+        self.options = _options(acc.integer, acc.directed, pairs=False)
+        self.pair_options = _options(acc.integer, acc.directed, pairs=True)
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self._rows = (None, None)
         self.stream = None

@@ -450,6 +450,18 @@ _C_TYPES = {"float32": "float", "float64": "double", "uint16": "unsigned short",
             "int32": "int"}
 
 
+def _scatter_options(block_dtype, out_dtype) -> tuple:
+    return (f"-DIN_T={_C_TYPES[str(block_dtype)]}", f"-DOUT_T={_C_TYPES[str(out_dtype)]}")
+
+
+def kernel_variants() -> list[tuple]:
+    """The scatter kernels of device results: distances (computed as float32 or float64, kept as either or
+    as a narrow whole number) and predecessors (:func:`fastapsp.stages._cuda.kernel_variants`' form)."""
+    pairs = [(a, b) for a in ("float32", "float64") for b in ("float32", "float64", "uint16", "uint8")]
+    pairs += [("uint16", "uint16"), ("uint8", "uint8"), ("int32", "int32")]
+    return [("scatter_rows.cu", "scatter_rows", "float32", "int32", _scatter_options(a, b)) for a, b in pairs]
+
+
 def _scatter_rows_device(block, out, vertices, column_start: int) -> None:
     """``out[vertices[r], column_start:][:cols] = block[r]`` on the device (``kernels/scatter_rows.cu``)."""
     import cupy
@@ -460,8 +472,7 @@ def _scatter_rows_device(block, out, vertices, column_start: int) -> None:
     if not (cols <= 1 or block.strides[1] == block.itemsize) or block.strides[0] % block.itemsize:
         block = cupy.ascontiguousarray(block)
     ldb = block.strides[0] // block.itemsize if rows > 1 else cols
-    kernel = get_kernel("scatter_rows.cu", "scatter_rows", np.float32,
-                        options=(f"-DIN_T={_C_TYPES[str(block.dtype)]}", f"-DOUT_T={_C_TYPES[str(out.dtype)]}"))
+    kernel = get_kernel("scatter_rows.cu", "scatter_rows", np.float32, options=_scatter_options(block.dtype, out.dtype))
     grid = (max(1, min(-(-cols // 1024), 1024)), min(rows, 65535))
     kernel(grid, (256,), (block, np.int64(ldb), out, np.int64(out.shape[1]), cupy.asarray(vertices, dtype=np.int64),
                           np.int64(column_start), np.int64(cols), np.int32(rows)))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["get_kernel", "kernel_source", "KERNEL_DIR"]
+__all__ = ["get_kernel", "kernel_source", "module_key", "loaded_modules", "KERNEL_DIR"]
 
 KERNEL_DIR = Path(__file__).resolve().parent
 
@@ -51,6 +51,30 @@ def kernel_source(file: str) -> str:
     return expand(file)
 
 
+def module_key(file: str, dtype=np.float32, index_dtype=np.int32, options: tuple = (),
+               cooperative: bool = False) -> tuple:
+    """``(file, compiler flags, cooperative)``: what one compiled module of ``file`` is, for these arguments
+    of :func:`get_kernel`.
+
+    Raises
+    ------
+    TypeError
+        For a ``dtype`` or ``index_dtype`` the kernels are not built for.
+    """
+    real = _REALS.get(np.dtype(dtype))
+    if real is None:
+        raise TypeError(f"dtype: kernels are built for float32 and float64, not {np.dtype(dtype)}")
+    index = _INDICES.get(np.dtype(index_dtype))
+    if index is None:
+        raise TypeError(f"index_dtype: kernels are built for int32 and int64, not {np.dtype(index_dtype)}")
+    return file, (f"-DREAL={real}",) + index + tuple(options), bool(cooperative)
+
+
+def loaded_modules() -> list[tuple]:
+    """:func:`module_key` of every module this process has built or loaded so far."""
+    return sorted({key[:3] for key in _modules})
+
+
 def get_kernel(file: str, name: str, dtype=np.float32, *, index_dtype=np.int32, options: tuple = (),
                cooperative: bool = False):
     """The compiled kernel ``name`` of ``fastapsp/kernels/<file>``, built on first use.
@@ -81,17 +105,10 @@ def get_kernel(file: str, name: str, dtype=np.float32, *, index_dtype=np.int32, 
     TypeError
         For a ``dtype`` or ``index_dtype`` the kernels are not built for.
     """
-    real = _REALS.get(np.dtype(dtype))
-    if real is None:
-        raise TypeError(f"dtype: kernels are built for float32 and float64, not {np.dtype(dtype)}")
-    index = _INDICES.get(np.dtype(index_dtype))
-    if index is None:
-        raise TypeError(f"index_dtype: kernels are built for int32 and int64, not {np.dtype(index_dtype)}")
     import cupy
 
-    device = cupy.cuda.Device().id
-    flags = (f"-DREAL={real}",) + index + tuple(options)
-    key = (file, flags, bool(cooperative), device)
+    file, flags, cooperative = module_key(file, dtype, index_dtype, options, cooperative)
+    key = (file, flags, cooperative, cupy.cuda.Device().id)
     function = _functions.get((key, name))
     if function is None:
         module = _modules.get(key)

@@ -45,6 +45,27 @@ _PERSISTENT = True
 # without atomics: work ~ n * words * degree per level.  See sssp.cu.
 _SSSP_DIRECTION = "push"
 _SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its block queue)
+_CUT_TAIL = ("-DMP_CUT_TAIL=1",)  # min_plus.cu sweeps the partial last chunk of K only as far as K
+_SMALLK_U16_WIDE = ("-DSKU_MAXK=48",)  # min_plus_smallk_u16.cu for K from 33 to 48
+_COOPERATIVE = ("-DFASTAPSP_COOPERATIVE",)  # sssp.cu's persistent kernels (all levels in one launch)
+
+
+def kernel_variants() -> list[tuple]:
+    """The kernel modules this file can launch, as ``(file, kernel, dtype, index dtype, options, cooperative)``
+    (:mod:`fastapsp.kernels.catalog` builds them ahead of the first solve)."""
+    out = []
+    for real in ("float32", "float64"):
+        out += [("min_plus.cu", "min_plus", real), ("min_plus.cu", "min_plus", real, "int32", _CUT_TAIL),
+                ("min_plus_smallk.cu", "min_plus_smallk", real), ("floyd_warshall.cu", "fw_phase1", real),
+                ("assemble.cu", "assemble_interior", real), ("grouped_min_plus.cu", "grouped_min_plus", real)]
+        for index in ("int32", "int64"):
+            out += [("build.cu", "build_local_batch", real, index), ("sssp.cu", "sssp_init", real, index),
+                    ("sssp.cu", "bfs_push_persistent", real, index, _COOPERATIVE, True)]
+    # The 16-bit products take float32 operands only.
+    out += [("min_plus_u16.cu", "min_plus_u16", "float32"),
+            ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32"),
+            ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _SMALLK_U16_WIDE)]
+    return out
 
 
 def _real(dtype):
@@ -114,10 +135,10 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     options = tuple(options)
     if not (wide_u16 or smallk_f or smallk_u16) and not any(o.startswith("-DMP_CUT_TAIL") for o in options) \
             and _cut_tail(k):
-        options += ("-DMP_CUT_TAIL=1",)
+        options += _CUT_TAIL
     if smallk_u16:
         if k > 32:  # shared memory and registers for K up to 48 (slower at K <= 32: results/s10-kernels3)
-            options += ("-DSKU_MAXK=48",)
+            options += _SMALLK_U16_WIDE
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
         width = _SMALLK_COLS
     elif wide_u16:
@@ -427,7 +448,7 @@ def _run_persistent(name, dtype, itype, args, n):
         return False
     try:
         kernel = get_kernel("sssp.cu", name + "_persistent", dtype, index_dtype=itype,
-                            options=("-DFASTAPSP_COOPERATIVE",) + _SSSP_OPTIONS, cooperative=True)
+                            options=_COOPERATIVE + _SSSP_OPTIONS, cooperative=True)
         # A module built for cooperative groups launches its kernels cooperatively.
         kernel((_grid_blocks(kernel),), (_THREADS,), args + (np.int32(n + 1),))
     except Exception as exc:  # compiler, linker or launch refused: levels as separate launches

@@ -21,6 +21,15 @@ _MAX_GRID_Y = 65535
 _CHECK_EVERY = 8  # BFS levels between reads of the "claimed" flag
 
 
+def kernel_variants() -> list[tuple]:
+    """The kernel modules this file can launch (:func:`fastapsp.stages._cuda.kernel_variants`' form)."""
+    out = []
+    for real in ("float32", "float64"):
+        out += [("fw_pred.cu", "fwp_phase1", real), ("min_plus_pred.cu", "min_plus_pred", real)]
+        out += [("tight_bfs.cu", "tight_bfs_init", real, index) for index in ("int32", "int64")]
+    return out
+
+
 def _leading(arrays, dtypes):
     """The arrays with unit-strided rows of the given dtypes and one leading dimension, and that dimension."""
     import cupy as cp

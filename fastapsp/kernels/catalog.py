@@ -1,0 +1,304 @@
+"""Every kernel variant the engine can launch, built once per machine before the first timed solve.
+
+A *variant* is one compiled module: a kernel file of this folder with a
+distance type, an index type, compiler options and whether it is built for
+cooperative launches (the arguments of :func:`fastapsp.kernels.get_kernel`).
+The modules that launch kernels each list the variants they can ask for
+(``kernel_variants()`` beside their ``get_kernel`` calls); :func:`variants`
+joins those lists.  Which variant a graph reaches depends on its shape (the
+width K of a min-plus, whole-number weights, the index type), so compiling on
+first use would put compile seconds inside the timed stages of whichever graph
+comes first; :func:`build` compiles them all instead, in parallel processes,
+into CuPy's on-disk kernel cache (``CUPY_CACHE_DIR``, default
+``~/.cupy/kernel_cache``).
+
+A *stamp* file in that folder records a finished build.  Its name hashes
+everything a build depends on (the kernel sources, the variant list, the
+fastapsp, CuPy and NVRTC versions and the GPU's architecture), so a changed
+source or a new GPU model builds again and an unchanged one costs a file
+check.  A lock file serialises builders: when several ranks of a job start at
+once on one node, one compiles and the others wait for its stamp.  CuPy writes
+each cache file whole (a temporary file moved into place, with a checksum it
+verifies on reading), so an interrupted build leaves nothing corrupt.
+
+Command line: ``fastapsp build-kernels``; every GPU run calls
+:func:`ensure_built` (in a background thread while the graph is read) and
+reports the seconds it waited as ``compile``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import KERNEL_DIR, get_kernel, kernel_source, module_key
+
+__all__ = ["Variant", "variants", "build", "ensure_built", "cache_dir", "stamp_path", "kernel_cache_bytes"]
+
+_MAX_JOBS = 16  # compiling processes at most (each holds a CUDA context while it compiles)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compiled module: :func:`fastapsp.kernels.get_kernel`'s arguments, with one kernel of the file."""
+
+    file: str
+    name: str
+    dtype: str = "float32"
+    index_dtype: str = "int32"
+    options: tuple = ()
+    cooperative: bool = False
+
+    def key(self) -> tuple:
+        """The module this variant is (:func:`fastapsp.kernels.module_key`)."""
+        return module_key(self.file, np.dtype(self.dtype), np.dtype(self.index_dtype), self.options, self.cooperative)
+
+    def compile(self):
+        """Build the module (or load it from the disk cache) and return the kernel."""
+        return get_kernel(self.file, self.name, np.dtype(self.dtype), index_dtype=np.dtype(self.index_dtype),
+                          options=self.options, cooperative=self.cooperative)
+
+
+def variants() -> list[Variant]:
+    """Every variant the engine can launch, each module once, in a fixed order."""
+    from ..reductions_gpu import kernel_variants as stats_variants
+    from ..sink import kernel_variants as sink_variants
+    from ..stages._cuda import kernel_variants as stage_variants
+    from ..stages._cuda_pred import kernel_variants as predecessor_variants
+
+    jet = [Variant("jet.cu", "jet_propose")]  # fastapsp/partition/jet.py: float32, int32, no options
+    seen, out = set(), []
+    for entry in stage_variants() + predecessor_variants() + stats_variants() + sink_variants() + jet:
+        v = entry if isinstance(entry, Variant) else Variant(*entry)
+        key = v.key()
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
+
+
+def cache_dir() -> str:
+    """The folder of CuPy's on-disk kernel cache, where the compiled variants and the stamp live."""
+    from cupy.cuda import compiler
+
+    return compiler.get_cache_dir()
+
+
+def _architecture(device: int) -> str:
+    import cupy
+
+    return "sm_" + cupy.cuda.Device(device).compute_capability
+
+
+def _signature(device: int) -> str:
+    """Hash of what a build depends on: sources, variants, versions, the device's architecture."""
+    import cupy
+
+    from .._version import __version__
+
+    digest = hashlib.sha256()
+    for path in sorted(KERNEL_DIR.iterdir()):
+        if path.suffix in (".cu", ".cuh"):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for v in variants():
+        digest.update(repr(v).encode())
+    try:
+        nvrtc = ".".join(map(str, cupy.cuda.nvrtc.getVersion()))
+    except Exception:  # noqa: BLE001 - a missing NVRTC fails the build itself, with its own message
+        nvrtc = "unknown"
+    digest.update(f"{__version__} {cupy.__version__} {nvrtc} {_architecture(device)}".encode())
+    return digest.hexdigest()[:24]
+
+
+def stamp_path(device: int = 0) -> str:
+    """The stamp of a finished build for ``device``'s architecture (it may not exist)."""
+    return os.path.join(cache_dir(), f"fastapsp-kernels-{_signature(device)}.json")
+
+
+def kernel_cache_bytes() -> int:
+    """Bytes of the files in the kernel cache folder (CuPy's own kernels included)."""
+    folder = cache_dir()
+    try:
+        return sum(entry.stat().st_size for entry in os.scandir(folder) if entry.is_file())
+    except OSError:
+        return 0
+
+
+class _Lock:
+    """An exclusive ``flock`` on ``path`` (none where the file system refuses it: CuPy's writes stay safe)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fh = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+
+            self.fh = open(self.path, "a")
+            fcntl.flock(self.fh, fcntl.LOCK_EX)
+        except OSError:
+            if self.fh is not None:
+                self.fh.close()
+            self.fh = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing releases the lock
+
+
+def _jobs(requested: int | None, count: int) -> int:
+    if requested is not None:
+        if requested < 1:
+            raise ValueError(f"jobs: {requested} is not a positive number of processes")
+        return min(requested, count)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, _MAX_JOBS, count))
+
+
+def _compile_in_processes(todo: list[int], jobs: int, device: int) -> None:
+    """Compile variants ``todo`` (positions in :func:`variants`) in ``jobs`` processes, largest sources first."""
+    every = variants()
+    order = sorted(todo, key=lambda i: -len(kernel_source(every[i].file)))
+    shares = [order[j::jobs] for j in range(jobs)]
+    procs = []
+    for share in shares:
+        if share:
+            cmd = [sys.executable, "-m", "fastapsp.kernels.catalog", str(device), *map(str, share)]
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    failures = []
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode:
+            lines = err.decode(errors="replace").strip().splitlines()
+            failures.append(lines[-1] if lines else f"exit status {proc.returncode}")
+    if failures:
+        from ..errors import BackendError
+
+        raise BackendError(f"build-kernels: {len(failures)} of {len(procs)} compiling processes failed; "
+                           f"first: {failures[0]}")
+
+
+def build(*, jobs: int | None = None, force: bool = False, device: int | None = None) -> dict:
+    """Compile every variant into the disk cache unless a stamp says that was done; returns what happened.
+
+    Parameters
+    ----------
+    jobs : int, optional
+        Compiling processes (default: the usable cores, at most 16).
+    force : bool
+        Compile even when the stamp exists (CuPy still reuses the cache
+        files that are there; to start from nothing, empty ``cache_dir()``).
+    device : int, optional
+        The CUDA device whose architecture is built for (default: the current one).
+
+    Returns
+    -------
+    dict
+        ``built`` (False when a stamp was found), ``variants``, ``jobs``,
+        ``seconds``, ``cache_dir``, ``stamp`` and ``architecture``.
+
+    Raises
+    ------
+    BackendError
+        When a variant does not compile (the compiler's last line is quoted).
+    """
+    import cupy
+
+    start = time.perf_counter()
+    device = cupy.cuda.Device().id if device is None else int(device)
+    folder = cache_dir()
+    os.makedirs(folder, exist_ok=True)
+    stamp = stamp_path(device)
+    every = variants()
+    info = {"built": False, "variants": len(every), "jobs": 0, "cache_dir": folder, "stamp": stamp,
+            "architecture": _architecture(device)}
+    with _Lock(os.path.join(folder, "fastapsp-kernels.lock")):
+        if force or not os.path.exists(stamp):
+            info["jobs"] = _jobs(jobs, len(every))
+            _compile_in_processes(list(range(len(every))), info["jobs"], device)
+            info["built"] = True
+            info["seconds"] = round(time.perf_counter() - start, 3)
+            tmp = f"{stamp}.tmp{os.getpid()}"
+            with open(tmp, "w") as fh:
+                json.dump({key: info[key] for key in ("variants", "jobs", "seconds", "architecture")}, fh)
+            os.replace(tmp, stamp)
+    info["seconds"] = round(time.perf_counter() - start, 3)
+    return info
+
+
+_state = {"thread": None, "seconds": 0.0, "done": False}
+_state_lock = threading.Lock()
+
+
+def ensure_built(*, device: int | None = None, background: bool = False) -> float:
+    """Make sure the variants are built for ``device`` (default: the current one); returns the seconds this
+    call waited.
+
+    The first call of a process checks the stamp (and builds when it is
+    missing); later calls return at once.  With ``background`` the check runs
+    in a thread and the call returns 0.0 at once; the next call without it
+    waits for that thread.  A build that fails is not retried: the kernels are
+    then compiled at first use, where a real problem is reported.
+    """
+    start = time.perf_counter()
+    with _state_lock:
+        if _state["done"]:
+            return 0.0
+        thread = _state["thread"]
+        if thread is None:
+            if device is None:
+                import cupy
+
+                device = cupy.cuda.Device().id
+            thread = threading.Thread(target=_build_quietly, args=(device,), name="fastapsp-kernel-build",
+                                      daemon=True)
+            _state["thread"] = thread
+            thread.start()
+    if background:
+        return 0.0
+    thread.join()
+    return time.perf_counter() - start
+
+
+def _build_quietly(device: int) -> None:
+    try:
+        build(device=device)
+    except Exception:  # noqa: BLE001 - the kernels compile at first use instead, and report there
+        pass
+    finally:
+        _state["done"] = True
+
+
+def _worker(argv: list[str]) -> int:
+    """``python -m fastapsp.kernels.catalog DEVICE I J ...``: compile variants I, J, ... on DEVICE."""
+    import cupy
+
+    cupy.cuda.Device(int(argv[0])).use()
+    every = variants()
+    for i in argv[1:]:
+        v = every[int(i)]
+        try:
+            v.compile()
+        except Exception as exc:  # noqa: BLE001 - reported by the parent in one line
+            detail = " ".join(str(exc).split())[:300]
+            print(f"{v.file} ({v.dtype}, {v.index_dtype}, {' '.join(v.options) or 'no options'}): "
+                  f"{type(exc).__name__}: {detail}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1:]))

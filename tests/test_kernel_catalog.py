@@ -1,0 +1,125 @@
+"""The catalog of kernel variants (fastapsp/kernels/catalog.py) and ``fastapsp build-kernels``.
+
+Without a GPU: the catalog names files and kernels that exist, lists each module
+once, covers every kernel file a ``get_kernel`` call of the package names, and
+the command fails in one line.  With a GPU: a build into an empty cache leaves a
+stamp and the next build compiles nothing, and every module a set of solves
+loads is one the catalog builds.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastapsp
+from fastapsp.backend import gpu_count
+from fastapsp.kernels import KERNEL_DIR, kernel_source, loaded_modules
+from fastapsp.kernels.catalog import variants
+
+from cli_util import DATA, cli_env, run_cli
+
+PACKAGE = Path(fastapsp.__file__).resolve().parent
+
+
+def _kernels_defined(file: str) -> set:
+    """Names of the ``extern "C"`` kernels of ``file`` (those made by sssp.cu's macros included)."""
+    source = kernel_source(file)
+    names = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+(\w+)\s*\(', source))
+    names |= set(re.findall(r'^(?:LEVEL|PERSISTENT)_KERNEL\((\w+),', source, flags=re.MULTILINE))
+    return names
+
+
+def test_every_variant_names_a_kernel_of_an_existing_file():
+    for v in variants():
+        assert (KERNEL_DIR / v.file).is_file(), v
+        assert v.name in _kernels_defined(v.file), v
+        assert v.dtype in ("float32", "float64") and v.index_dtype in ("int32", "int64"), v
+
+
+def test_each_module_is_listed_once():
+    keys = [v.key() for v in variants()]
+    assert len(keys) == len(set(keys))
+
+
+def test_every_kernel_file_the_package_launches_is_in_the_catalog():
+    launched = set()
+    for path in PACKAGE.rglob("*.py"):
+        launched |= set(re.findall(r'get_kernel\(\s*"([\w.]+\.cu)"', path.read_text()))
+    assert launched, "no get_kernel call found: the pattern is out of date"
+    assert launched <= {v.file for v in variants()}, launched - {v.file for v in variants()}
+
+
+def test_build_kernels_without_a_gpu_fails_in_one_line():
+    if gpu_count():
+        pytest.skip("a GPU is visible")
+    result = run_cli("build-kernels")
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fastapsp: error: build-kernels: no usable GPU"), result.stderr
+
+
+def test_build_kernels_refuses_a_bad_job_count():
+    result = run_cli("build-kernels", "--jobs", "0")
+    assert result.returncode != 0
+    assert result.stderr.strip() == "fastapsp: error: --jobs: 0 is not a positive number of processes"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(gpu_count() == 0, reason="no CUDA GPU visible")
+def test_build_into_an_empty_cache_then_nothing_to_build(tmp_path):
+    env = dict(cli_env(), CUPY_CACHE_DIR=str(tmp_path / "cache"))
+    code = ("import json; from fastapsp.kernels.catalog import build; "
+            "print(json.dumps(build(jobs={jobs})))")
+    first = subprocess.run([sys.executable, "-c", code.format(jobs=4)], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    info = json.loads(first.stdout.strip().splitlines()[-1])
+    assert info["built"] and info["variants"] == len(variants()) and os.path.exists(info["stamp"])
+    cubins = [p for p in (tmp_path / "cache").iterdir() if p.suffix == ".cubin"]
+    assert len(cubins) >= len(variants())
+    second = subprocess.run([sys.executable, "-c", code.format(jobs=4)], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout.strip().splitlines()[-1])["built"] is False
+    # A solve in a process that finds the stamp compiles none of the catalog's modules again.
+    solve = subprocess.run([sys.executable, "-m", "fastapsp", "solve", str(DATA / "minnesota.mtx.gz"), "--backend",
+                            "cupy", "-k", "8", "--output", "none", "--report", str(tmp_path / "r.json")],
+                           env=env, capture_output=True, text=True, timeout=600)
+    assert solve.returncode == 0, solve.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "compile" in report["stages"]
+    assert len([p for p in (tmp_path / "cache").iterdir() if p.suffix == ".cubin"]) >= len(cubins)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(gpu_count() == 0, reason="no CUDA GPU visible")
+@pytest.mark.parametrize("case", ["undirected-unit", "directed-real", "stats", "predecessors", "float64",
+                                  "boundary-graph", "device"])
+def test_every_module_a_solve_loads_is_in_the_catalog(case, tmp_path):
+    rng = np.random.default_rng(3)
+    graph = fastapsp.read_graph(DATA / "minnesota.mtx.gz")
+    keywords = {"backend": "cupy", "k": 16}
+    if case == "directed-real":
+        src, dst = rng.integers(0, 600, 6000), rng.integers(0, 600, 6000)
+        graph = fastapsp.Graph.from_edges(600, src, dst, rng.uniform(0.5, 3.0, 6000), directed=True)
+    if case == "float64":
+        keywords["dtype"] = "float64"
+    if case == "boundary-graph":
+        keywords["sssp_method"] = "boundary-graph"
+    if case == "predecessors":
+        keywords["return_predecessors"] = True
+    if case == "device":
+        keywords["output"] = "device"
+    if case == "stats":
+        fastapsp.stats(graph, **keywords)
+    else:
+        fastapsp.solve(graph, **keywords)
+    known = {v.key() for v in variants()}
+    used = [key for key in loaded_modules() if not any(flag.startswith("-DSQ_CAP") for flag in key[1])]
+    assert set(used) <= known, sorted(set(used) - known)
