@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import GraphFormatError, shorten
 from ..graph import Graph
+from .parallel import parse_parallel
 from .share import Whole
 
 FORMATS = ("mtx", "fastapsp", "metis", "snap", "cedge", "dimacs")
@@ -190,7 +191,9 @@ def _tokenize(source: _Source, offset: int, first_line: int, comment: bytes, end
     if unterminated:
         ends = np.append(ends, starts.size)
     counts = np.diff(ends, prepend=0)
-    values = _parse_numbers(source, body, first_line, starts.size)
+    values = parse_parallel(body, starts)  # None: small, one core, or a run that one process must judge
+    if values is None:
+        values = _parse_numbers(source, body, first_line, starts.size)
     return _Tokens(source, body, first_line, counts, values, comment_lines, starts)
 
 
