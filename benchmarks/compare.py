@@ -1,8 +1,16 @@
-"""Compare graph partitioners by what they do to FastAPSP (thesis Tables 5.2-5.5).
+"""The benchmark runner: one named experiment (a YAML file of benchmarks/experiments/) per call.
 
     python benchmarks/compare.py EXPERIMENT.yaml [--out FOLDER] [--force]
                                  [--partition-only [--jobs N [--deadline S]] | --require-partitions
                                   | --report-only]
+
+An experiment's ``kind`` says what it measures:
+
+- ``kind: partitioners`` (the default): graph partitioners compared by what they do to FastAPSP
+  (thesis Tables 5.2-5.5), in this process, as described below;
+- ``kind: family``: a family of graphs solved by the ``fastapsp solve`` command line, one record
+  per run with its stages and rates (``benchmarks/family.py`` describes its keys and records;
+  the options below other than ``--out`` and ``--debug`` are for the partitioner comparison).
 
 For every (graph, k, partitioner) of the experiment: partition once (the
 partition is saved, compressed, under ``FOLDER/partitions/`` and reused on a rerun), record
@@ -100,6 +108,7 @@ from _common import RESULTS  # noqa: E402
 from compare_experiment import (CSV_FIELDS, PARTITIONED, REFERENCE, Config, Experiment,  # noqa: E402,F401
                                 ExperimentError, GraphEntry, configurations, load_experiment)
 from compare_plot import write_plots  # noqa: E402,F401
+from family import Family, run_family  # noqa: E402
 from compare_report import improvement_over_reference, write_csv, write_report  # noqa: E402,F401
 from compare_run import (GraphData, load_results, partition_configuration, run,  # noqa: E402,F401
                          run_configuration)
@@ -141,6 +150,18 @@ def main(argv=None) -> int:
         print(f"compare.py: error: {exc}", file=sys.stderr)
         return 2
     folder = Path(args.out) if args.out else RESULTS / exp.name
+    if isinstance(exp, Family):
+        used = [flag for flag, on in (("--force", args.force), ("--partition-only", args.partition_only),
+                                      ("--require-partitions", args.require_partitions),
+                                      ("--report-only", args.report_only), ("--jobs", args.jobs != 1),
+                                      ("--deadline", args.deadline is not None)) if on]
+        if used:
+            parser.error(f"{', '.join(used)}: not for an experiment of kind family ({args.experiment})")
+        try:
+            return run_family(exp, folder, debug=args.debug)
+        except ExperimentError as exc:
+            print(f"compare.py: error: {exc}", file=sys.stderr)
+            return 2
     try:
         return run(exp, folder, force=args.force, debug=args.debug, partition_only=args.partition_only,
                    require_partitions=args.require_partitions, report_only=args.report_only, jobs=args.jobs,

@@ -16,7 +16,10 @@ from _common import REPO  # noqa: E402
 from fastapsp.partition import PARTITIONERS  # noqa: E402
 from fastapsp.timing import STAGES  # noqa: E402
 
-TOP_KEYS = ("graphs", "k", "partitioners", "backend", "repetitions", "output", "dtype", "check_samples", "seed",
+# What an experiment measures: partitioners compared in one process (this file's keys), or a family of
+# graphs solved by the command line (benchmarks/family.py, its own keys).
+KINDS = ("partitioners", "family")
+TOP_KEYS = ("kind", "graphs", "k", "partitioners", "backend", "repetitions", "output", "dtype", "check_samples", "seed",
             "imbalance", "sssp_method")
 GRAPH_KEYS = ("path", "name", "k", "format", "undirected", "sssp_method")
 DEFAULTS = {"partitioners": "all", "backend": "auto", "repetitions": 3, "output": "none", "dtype": "float32",
@@ -104,8 +107,11 @@ def _resolve(path: str) -> Path | None:
     return None
 
 
-def load_experiment(path) -> Experiment:
-    """Read and check an experiment file; raises ExperimentError naming the key at fault."""
+def load_experiment(path):
+    """Read and check an experiment file; raises ExperimentError naming the key at fault.
+
+    Returns an :class:`Experiment`, or a ``family.Family`` for ``kind: family``.
+    """
     import yaml
 
     path = Path(path)
@@ -117,6 +123,13 @@ def load_experiment(path) -> Experiment:
         raise ExperimentError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(data, dict):
         raise ExperimentError(f"{path}: expected a mapping of settings, found {type(data).__name__}")
+    kind = data.pop("kind", "partitioners")
+    if kind not in KINDS:
+        raise ExperimentError(f"{path}: kind: {kind!r} is not one of {', '.join(KINDS)}")
+    if kind == "family":
+        from family import load_family
+
+        return load_family(path, data)
     for key in data:
         if key not in TOP_KEYS:
             raise ExperimentError(f"{path}: unknown key {key!r}; allowed: {', '.join(TOP_KEYS)}")
