@@ -89,7 +89,11 @@ def cache_dir() -> str:
     """The folder of CuPy's on-disk kernel cache, where the compiled variants and the stamp live."""
     from cupy.cuda import compiler
 
-    return compiler.get_cache_dir()
+    where = getattr(compiler, "get_cache_dir", None)
+    if where is not None:
+        return where()
+    # CuPy's documented location: CUPY_CACHE_DIR, else ~/.cupy/kernel_cache.
+    return os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache")
 
 
 def _architecture(device: int) -> str:
