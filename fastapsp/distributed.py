@@ -22,7 +22,8 @@ from .schedule import component_costs, schedule_in_order
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree
 from .timing import StageTimer
 
-__all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks"]
+__all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks",
+           "exchange"]
 
 
 def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0) -> dict:
@@ -109,8 +110,10 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
     """Close this rank's components locally and share their boundary rows with every rank.
 
     What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
-    distances over all components), once, by one allgather (:func:`share_blocks`).  Every rank then
-    builds the upper levels of the boundary graph itself.  Returns the
+    distances over all components), once, by one allgather (:func:`share_blocks`).  The upper
+    levels of the boundary graph are then closed by the ranks together (given the communicator,
+    :class:`~fastapsp.stages.boundary_graph.BoundaryGraph` shares them out level by level and
+    says what travels).  Returns the
     run_components arguments, the timer, and the seconds the sharing took
     (waiting for the slowest rank included).  The closures are
     long work of each rank alone: a failure there ends the job at once
@@ -130,7 +133,9 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
     return {"closed": closed, "boundary_blocks": blocks}, timer, time.perf_counter() - t
 
 
-_MPI_COUNT_LIMIT = 2**31 - 1  # elements one rank may send in one Allgatherv (MPI's int counts)
+_MPI_COUNT_LIMIT = 2**31 - 1  # elements of one Allgatherv's buffer (MPI's int counts and displacements)
+_MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message; longer ones go in pieces
+_EXCHANGE_TAG = 24
 
 
 def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
@@ -148,7 +153,7 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
     size = (partition.boundary_per_part.astype(np.int64) * partition.sizes.astype(np.int64))
     counts = [int(sum(size[p] for p in spread[r])) for r in range(comm.size)]
     mine = [blocks[p] for p in spread[comm.rank]]
-    if max(counts) > _MPI_COUNT_LIMIT:  # pragma: no cover - parts of more than 8 GB in float32
+    if sum(counts) > _MPI_COUNT_LIMIT:  # pragma: no cover - more than 8 GB in float32
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         gathered = {}
         for part in comm.allgather(host):
@@ -169,3 +174,38 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
             offset += nb * c
     return gathered
 
+
+
+def exchange(sends: list, counts: list, *, comm, dtype) -> list:
+    """Each rank sends every other rank its own flat host array and receives one from each.
+
+    ``sends[r]`` (1-d, ``dtype``, on the host) goes to rank ``r``; ``counts[r]``
+    elements come from rank ``r``, which must be the size of what rank ``r``
+    sends here (every caller derives both from the same plan).  Pairs with
+    nothing to say exchange no message; longer messages than MPI's int counts
+    allow go in pieces.  All sends and receives are posted at once, so no order
+    of the ranks can deadlock.  Returns the received arrays, ``[r]`` for rank
+    ``r`` (an empty array for this rank itself).
+    """
+    dtype = np.dtype(dtype)
+    me = comm.rank
+    received = [np.empty(0 if r == me else int(counts[r]), dtype=dtype) for r in range(comm.size)]
+    if comm.size == 1:
+        return received
+    from mpi4py import MPI
+
+    requests, outgoing = [], []  # the buffers stay referenced until every request is done
+    for r in range(comm.size):
+        if r == me:
+            continue
+        for first in range(0, received[r].size, _MESSAGE_LIMIT):
+            requests.append(comm.Irecv(received[r][first : first + _MESSAGE_LIMIT], source=r, tag=_EXCHANGE_TAG))
+    for r in range(comm.size):
+        if r == me:
+            continue
+        send = np.ascontiguousarray(sends[r], dtype=dtype)
+        outgoing.append(send)
+        for first in range(0, send.size, _MESSAGE_LIMIT):
+            requests.append(comm.Isend(send[first : first + _MESSAGE_LIMIT], dest=r, tag=_EXCHANGE_TAG))
+    MPI.Request.Waitall(requests)
+    return received

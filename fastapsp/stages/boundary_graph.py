@@ -26,6 +26,32 @@ group's boundary vertices first.  Level 0 uses the order of
 :meth:`fastapsp.partition.Partition.component`.  The boundary vertices of a
 level, numbered group by group (the *boundary index*), are the vertices of the
 next level.
+
+**Several ranks.**  Given a communicator, the closures of each upper level are
+shared out (:func:`assign_closures`): every super-group is closed by one rank
+(a greedy by cost ``c_s**3``, largest first, to the least loaded rank, or to a
+rank that makes the super-group's rows when that keeps the level within its
+lower bound ``max(sum / ranks, largest)``), and besides its share a rank
+closes each super-group whose rows it makes when that fits in the time it
+would wait for the level's slowest rank.  The top level, one group, is so
+closed by every rank that makes rows: one rank closing it would make the
+others wait for the closure and then for its ``c_top**2`` distances, however
+large it is.  Then, once per level, each rank sends every other rank what it
+lacks, point to point, in one message per pair of ranks
+(:func:`fastapsp.distributed.exchange`; device arrays travel as host copies).
+For the super-groups ``s`` of a level (``c_s`` vertices, ``nb_s`` of them on
+its boundary), ``K_r`` those rank ``r`` closes and ``N_r`` those whose rows it
+makes (the ancestors of its components), rank ``r`` receives::
+
+    itemsize * ( sum over s not in K_r          of nb_s * c_s
+               + sum over s in N_r, not in K_r   of (c_s - nb_s) * c_s )
+
+bytes: the rows ``L_s[:nb_s]`` of every super-group (the grouped product of
+the level spans all its vertices, and the next level is closed from them),
+and the interior rows ``L_s[nb_s:]`` of the super-groups whose rows it makes.
+Nothing of the top level travels.  Every closure is made by the same code
+from the same bytes on whichever rank makes it, so every rank holds what the
+one-rank run holds, bit for bit.
 """
 
 from __future__ import annotations
@@ -40,8 +66,8 @@ from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
 
-__all__ = ["BoundaryGraph", "LevelTree", "close_components", "closure_batch_limit", "batch_rows", "pack_boundary_rows",
-           "DENSE_LIMIT", "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS", "BATCH_BYTES"]
+__all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closure_batch_limit", "batch_rows",
+           "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS", "BATCH_BYTES"]
 
 # Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
 DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
@@ -109,7 +135,7 @@ class _Level:
     nb: np.ndarray  # int64 (k): boundary vertices of every group (they come first)
     lb: object  # the rows L_g[:nb_g] of all groups, flattened one after another (xp)
     lb_offset: np.ndarray  # int64 (k): where L_g[:nb_g] starts in lb
-    local: dict = field(default_factory=dict)  # g -> closed L_g (xp), kept where needed
+    inner: dict = field(default_factory=dict)  # g -> L_g[nb_g:] (xp), of the groups whose rows are made here
     super_of: np.ndarray | None = None  # group -> group of the next level (None: top level)
     next_pos: np.ndarray | None = None  # boundary index -> position at the next level
     _device: dict = field(default_factory=dict)
@@ -210,7 +236,7 @@ class LevelTree:
 
     def _build(self, bs, bd, w) -> None:
         while True:
-            starts, nb = self.starts[-1], self.nb[-1]
+            nb = self.nb[-1]
             k = nb.size
             total = int(nb.sum())
             if total == 0:
@@ -294,6 +320,94 @@ class LevelTree:
         return np.argsort(self.ordinals()[0], kind="stable")
 
 
+def assign_closures(sizes, need) -> tuple[np.ndarray, np.ndarray]:
+    """Which ranks close each super-group of one upper level.
+
+    Parameters
+    ----------
+    sizes : array of int, shape (k,)
+        Vertices of every super-group; closing one costs ``sizes**3``.
+    need : bool array, shape (ranks, k)
+        ``need[r, s]``: rank ``r`` makes the rows of super-group ``s``.
+
+    Returns
+    -------
+    owner : int64 array, shape (k,)
+        The rank that closes ``s`` for the ranks that do not (it sends them
+        what they need of it).
+    closes : bool array, shape (ranks, k)
+        Every rank's closures: the owner's, and on a rank that needs ``s``
+        also ``s`` when it fits in the time that rank would otherwise wait.
+
+    The rule, a pure function of its arguments (the same on every rank):
+    super-groups by decreasing cost (then by index) go to the least loaded
+    rank (the lowest of equals), or to the least loaded rank that needs it
+    when that keeps its load within ``max(lower bound, what the least loaded
+    rank would reach)``, the lower bound of the level's time being
+    ``max(total / ranks, largest)``.  Then each rank, by decreasing cost,
+    closes also the super-groups it needs and does not close, while its load
+    stays within the largest load: that costs it no time and spares their
+    transfer.  A level of one group is thus closed by every rank that needs it.
+
+    Examples
+    --------
+    Rank 0 makes the rows of super-groups 0 and 1, rank 1 those of 2 and 3;
+    super-group 1 goes to rank 1 all the same (rank 0 would pass the bound):
+
+    >>> owner, closes = assign_closures([4, 3, 3, 2], np.array([[1, 1, 0, 0], [0, 0, 1, 1]], dtype=bool))
+    >>> owner.tolist(), closes.astype(int).tolist()
+    ([0, 1, 1, 1], [[1, 0, 0, 0], [0, 1, 1, 1]])
+
+    The top level: every rank that needs it closes it.
+
+    >>> assign_closures([900], np.array([[True], [True], [False]]))[1].ravel().tolist()
+    [True, True, False]
+    """
+    need = np.asarray(need, dtype=bool)
+    ranks, k = need.shape
+    cost = [int(c) ** 3 for c in np.asarray(sizes).tolist()]  # exact integers: equal on every rank
+    if len(cost) != k:
+        raise ValueError(f"sizes: {len(cost)} super-groups, need: {k}")
+    load = [0] * ranks
+    owner = np.zeros(k, dtype=np.int64)
+    by_cost = sorted(range(k), key=lambda s: (-cost[s], s))
+    bound = max(-(-sum(cost) // ranks), max(cost, default=0))
+    for s in by_cost:
+        least = min(range(ranks), key=lambda r: (load[r], r))
+        pick = least
+        wanting = [r for r in range(ranks) if need[r, s]]
+        if wanting:
+            best = min(wanting, key=lambda r: (load[r], r))
+            if load[best] + cost[s] <= max(bound, load[least] + cost[s]):
+                pick = best
+        owner[s] = pick
+        load[pick] += cost[s]
+    closes = np.zeros((ranks, k), dtype=bool)
+    closes[owner, np.arange(k)] = True
+    span = max(load, default=0)
+    for r in range(ranks):
+        for s in by_cost:
+            if need[r, s] and not closes[r, s] and load[r] + cost[s] <= span:
+                closes[r, s] = True
+                load[r] += cost[s]
+    return owner, closes
+
+
+def _needed(tree: LevelTree, components) -> list[np.ndarray]:
+    """For every upper level, which of its groups have their rows made on the way to the
+    boundary rows of ``components`` (a group's rows need those of its super-group, up to
+    the top, until a group without boundary vertices)."""
+    groups = np.zeros(tree.k, dtype=bool)
+    groups[np.asarray(components, dtype=np.int64)] = True
+    out = []
+    for nb, step in zip(tree.nb, tree.steps):
+        up = np.zeros(step.nb.size, dtype=bool)
+        up[step.super_of[groups & (nb > 0)]] = True
+        out.append(up)
+        groups = up
+    return out
+
+
 class BoundaryGraph:
     """The levels of the boundary-graph method for one partitioned graph.
 
@@ -316,6 +430,17 @@ class BoundaryGraph:
     tree : LevelTree, optional
         The levels' shape when already made (by the schedule, see
         :func:`fastapsp.schedule.schedule_in_order`); its limits and seed then hold.
+    comm : communicator, optional
+        The ranks that share the closures of the upper levels (see the module
+        docstring: what each rank closes, what travels).  Collective: every
+        rank of ``comm`` builds its BoundaryGraph from the same tree and
+        boundary rows.  A rank that fails here leaves the others waiting for
+        its part of a level: run it where a failure ends the job
+        (:func:`fastapsp.comm.run_or_abort`).  None: this process closes
+        every super-group.
+    components : sequence of int, optional
+        The components whose rows :meth:`boundary_rows` will be asked for on
+        this rank (default: all).  Only the upper rows they need are kept.
 
     Examples
     --------
@@ -330,7 +455,8 @@ class BoundaryGraph:
     """
 
     def __init__(self, graph, partition, boundary_rows: dict, xp, dtype, *, dense_limit: int | None = None,
-                 super_size: int | None = None, seed: int = 42, tree: LevelTree | None = None):
+                 super_size: int | None = None, seed: int = 42, tree: LevelTree | None = None, comm=None,
+                 components=None):
         self.xp = xp
         self.dtype = np.dtype(dtype)
         if tree is None:
@@ -350,8 +476,18 @@ class BoundaryGraph:
         for p in range(partition.k):
             if partition.sizes[p] and p not in boundary_rows:
                 raise ValueError(f"boundary_rows: the rows of component {p} are missing")
+        self.announced = np.ones(partition.k, dtype=bool)  # components whose rows may be asked for here
+        if components is not None:
+            components = np.unique(np.asarray(list(components), dtype=np.int64))
+            bad = components[(components < 0) | (components >= partition.k)]
+            if bad.size:
+                raise ValueError(f"components: {bad[:5].tolist()} not in 0..{partition.k - 1}")
+            self.announced[:] = False
+            self.announced[components] = True
+        self.received_bytes: list[int] = []  # per upper level, what this rank received from the others
+        self.closed: list[np.ndarray] = []  # per upper level, the super-groups this rank closed
         self.levels = [self._make_level(graph.n, tree.starts[0], tree.nb[0], lambda g: boundary_rows.get(g))]
-        self._build_upper_levels()
+        self._build_upper_levels(comm)
 
     @property
     def level_sizes(self) -> list[int]:
@@ -373,16 +509,69 @@ class BoundaryGraph:
                 lb[offsets[g] : offsets[g] + nb[g] * sizes[g]] = xp.asarray(block, dtype=self.dtype).ravel()
         return _Level(int(n), starts.astype(np.int64), nb.astype(np.int64), lb, offsets)
 
-    def _build_upper_levels(self) -> None:
-        """Levels 1, 2, ... up to the dense top: the closure of every super-group of the tree."""
-        for step in self.tree.steps:
+    def _build_upper_levels(self, comm) -> None:
+        """Levels 1, 2, ... up to the dense top: the closure of every super-group of the tree,
+        shared out among the ranks of ``comm`` (see :func:`assign_closures`)."""
+        ranks, rank = (1, 0) if comm is None else (comm.size, comm.rank)
+        mine = np.flatnonzero(self.announced)
+        every = [mine] if ranks == 1 else comm.allgather(mine)
+        needs = [_needed(self.tree, components) for components in every]
+        for i, step in enumerate(self.tree.steps):
             lev = self.levels[-1]
             lev.super_of, lev.next_pos = step.super_of, step.next_pos
-            k2 = step.nb.size
-            local = {s: self._close_super(lev, s, step) for s in range(k2)}
-            nxt = self._make_level(int(lev.nb.sum()), step.starts, step.nb, lambda s: local[s][: step.nb[s]])
-            nxt.local = local
+            sizes = np.diff(step.starts)
+            need = np.array([per_rank[i] for per_rank in needs])
+            if ranks == 1:  # alone: every super-group, its rows for the next level, its interior where needed
+                owner, closes = np.zeros(sizes.size, dtype=np.int64), np.ones((1, sizes.size), dtype=bool)
+            else:
+                owner, closes = assign_closures(sizes, need)
+            closed = {s: self._close_super(lev, s, step) for s in np.flatnonzero(closes[rank]).tolist()}
+            received = {} if ranks == 1 else self._exchange(comm, step, owner, closes, need, closed)
+            self.closed.append(np.flatnonzero(closes[rank]))
+            nxt = self._make_level(int(lev.nb.sum()), step.starts, step.nb,
+                                   lambda s: closed[s][: step.nb[s]] if s in closed else received[s][0])
+            for s in np.flatnonzero(need[rank]).tolist():
+                nxt.inner[s] = closed[s][step.nb[s]:] if s in closed else received[s][1]
             self.levels.append(nxt)
+
+    def _exchange(self, comm, step: _Step, owner, closes, need, closed: dict) -> dict:
+        """What this rank lacks of one level's closures, from the ranks that closed them.
+
+        Rank ``o`` sends rank ``d`` (``o != d``), for every super-group ``s`` it owns
+        and ``d`` does not close, ``L_s[:nb_s]``, followed by ``L_s[nb_s:]`` when ``d``
+        makes the rows of ``s``: the first ``nb_s`` or all ``c_s`` rows of the closure,
+        one message per pair of ranks (every rank derives every count from the same
+        arguments).  Returns ``{s: (L_s[:nb_s], L_s[nb_s:] or None)}`` of the
+        super-groups received.
+        """
+        from ..distributed import exchange
+
+        xp, ranks, me = self.xp, comm.size, comm.rank
+        sizes = np.diff(step.starts)
+
+        def parts(o, d):  # (s, rows of L_s sent) from rank o to rank d, in order
+            return [(s, int(sizes[s]) if need[d, s] else int(step.nb[s]))
+                    for s in np.flatnonzero(owner == o).tolist() if not closes[d, s]]
+
+        sends = []
+        for d in range(ranks):
+            pieces = [closed[s][:rows].ravel() for s, rows in parts(me, d)] if d != me else []
+            flat = xp.concatenate(pieces) if pieces else xp.empty(0, dtype=self.dtype)
+            sends.append(flat.get() if hasattr(flat, "get") else flat)
+        counts = [0 if o == me else sum(rows * int(sizes[s]) for s, rows in parts(o, me)) for o in range(ranks)]
+        got = exchange(sends, counts, comm=comm, dtype=self.dtype)
+        self.received_bytes.append(sum(counts) * self.dtype.itemsize)
+        received = {}
+        for o in range(ranks):
+            if o == me or not counts[o]:
+                continue
+            flat, offset = xp.asarray(got[o]), 0
+            for s, rows in parts(o, me):
+                c, nb = int(sizes[s]), int(step.nb[s])
+                block = flat[offset : offset + rows * c].reshape(rows, c)
+                offset += rows * c
+                received[s] = (block[:nb], block[nb:].copy() if rows > nb else None)
+        return received
 
     def _close_super(self, lev, s, step: _Step):
         """Floyd-Warshall closure of group ``s`` of the next level: the cliques of its groups
@@ -416,6 +605,10 @@ class BoundaryGraph:
         super-group's rows are made once; the order may differ from the one given.
         """
         components = [int(p) for p in components]
+        unknown = [p for p in components if not (0 <= p < self.announced.size and self.announced[p])]
+        if unknown:
+            raise ValueError(f"components: {unknown[:5]} were not among those this BoundaryGraph was made for "
+                             f"({int(self.announced.sum())} of {self.announced.size})")
         if len(self.levels) == 1:  # no boundary anywhere
             for p in components:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
@@ -484,27 +677,29 @@ class BoundaryGraph:
         in the order of their super-groups, so consecutive ones share them.
         """
         lev = self.levels[level]
-        matrix = lev.local[s]
-        if lev.super_of is None:  # top level: the dense closure is the answer
-            return matrix
+        inner = lev.inner[s]
+        if lev.super_of is None:  # top level (no boundary): the dense closure is the answer
+            return inner
         kept = self._kept_rows.get(level)
         if kept is not None and kept[0] == s:
             return kept[1]
-        rows = self._make_full_rows(level, s, lev, matrix)
+        rows = self._make_full_rows(level, s, lev, inner)
         self._kept_rows[level] = (s, rows)
         return rows
 
-    def _make_full_rows(self, level: int, s: int, lev, matrix):
+    def _make_full_rows(self, level: int, s: int, lev, inner):
+        """The rows of group ``s``'s boundary vertices from the level above, and of its interior
+        vertices ``inner`` (``L_s[nb_s:]``) through them: ``min(L_s[i, b] + d(b, x), L_s[i, x])``."""
         xp = self.xp
         nb = int(lev.nb[s])
-        c = matrix.shape[0]
+        c = nb + inner.shape[0]
         rows = xp.empty((c, lev.n), dtype=self.dtype)
         (_, brows), = self._rows_by_group(level, [s])
         rows[:nb] = brows
         if c > nb:
-            min_plus(matrix[nb:, :nb], brows, out=rows[nb:], integer=self.integer)
+            min_plus(inner[:, :nb], brows, out=rows[nb:], integer=self.integer)
             g0, g1 = int(lev.starts[s]), int(lev.starts[s + 1])
-            xp.minimum(rows[nb:, g0:g1], matrix[nb:], out=rows[nb:, g0:g1])
+            xp.minimum(rows[nb:, g0:g1], inner, out=rows[nb:, g0:g1])
         return rows
 
     def _grouped_min_plus(self, lev: _Level, a):
