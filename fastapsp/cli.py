@@ -447,8 +447,10 @@ def _build_kernels(args, comm) -> int:
     if comm.rank == 0:
         size = kernel_cache_bytes() / 2**20
         if info["built"]:
+            warm = "" if info["warm_up"] == "done" else f"; warm-up solves {info['warm_up']}"
             print(f"fastapsp: built {info['variants']} kernel variants for {info['architecture']} in "
-                  f"{info['seconds']:.1f} s with {info['jobs']} processes; cache {info['cache_dir']} ({size:.1f} MiB)")
+                  f"{info['seconds']:.1f} s with {info['jobs']} processes; cache {info['cache_dir']} ({size:.1f} MiB)"
+                  f"{warm}")
         else:
             print(f"fastapsp: the {info['variants']} kernel variants for {info['architecture']} are built; "
                   f"cache {info['cache_dir']} ({size:.1f} MiB; --force compiles again)")

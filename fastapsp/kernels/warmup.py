@@ -1,0 +1,57 @@
+"""Small solves of every kind, so that CuPy's own kernels are in its disk cache before a first real run.
+
+CuPy compiles its elementwise kernels (copies, fills, gathers, arithmetic) at
+first use, one per dtype and memory layout; fastapsp's own kernels are built by
+:mod:`fastapsp.kernels.catalog`, which runs this module as
+``python -m fastapsp.kernels.warmup DEVICE`` after them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..graph import Graph
+from ..library import solve, stats
+
+__all__ = ["warm_up"]
+
+
+def warm_up() -> None:
+    """Solve small graphs of every kind once, so that CuPy's own kernels (copies, fills, gathers; compiled by
+    CuPy per dtype and memory layout at first use) are in the disk cache too.
+
+    Three generated graphs (a unit-weight grid, the grid with whole-number
+    weights, a directed graph with real weights), each through the paths a
+    run can take: results in GPU and host memory, statistics, 64-bit
+    distances, the boundary-graph method and predecessors.
+    """
+    side = 48
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    rng = np.random.default_rng(0)
+    n = side * side
+    tails, heads = rng.integers(0, n, 4 * n), rng.integers(0, n, 4 * n)
+    graphs = [Graph.from_edges(n, src, dst, directed=False, name="warm-up grid"),
+              Graph.from_edges(n, src, dst, rng.integers(1, 10, src.size).astype(float), directed=False,
+                               name="warm-up weighted grid"),
+              Graph.from_edges(n, tails, heads, rng.uniform(0.5, 4.0, tails.size), directed=True,
+                               name="warm-up directed")]
+    for graph in graphs:
+        common = {"backend": "cupy", "k": 12}
+        solve(graph, output="device", **common)
+        solve(graph, output="memory", **common)
+        solve(graph, output="device", dtype="float64", **common)
+        solve(graph, output="device", sssp_method="boundary-graph", **common)
+        solve(graph, output="device", sssp_method="frontier", **common)
+        solve(graph, output="device", return_predecessors=True, **common)
+        stats(graph, **common)
+
+
+if __name__ == "__main__":
+    import cupy
+
+    cupy.cuda.Device(int(sys.argv[1])).use()
+    warm_up()
