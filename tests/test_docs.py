@@ -155,9 +155,11 @@ def test_readme_quick_start_is_two_commands_and_the_readme_is_short():
 
 
 def test_install_and_both_examples_are_on_the_first_screen():
-    first = "\n".join(README.read_text(encoding="utf-8").splitlines()[:50])
-    for needle in ("pip install", "```python", "fastapsp.solve(", "fastapsp solve "):
-        assert needle in first, f"README.md's first 50 lines lack {needle!r}"
+    first = README.read_text(encoding="utf-8").splitlines()[:55]
+    text = "\n".join(first)
+    for needle in ("pip install", "```python", "fastapsp.solve("):
+        assert needle in text, f"README.md's first 55 lines lack {needle!r}"
+    assert any(line.startswith("fastapsp solve ") for line in first), "README.md's first 55 lines lack a CLI example"
 
 
 def test_the_quick_start_counter_counts():
