@@ -1,0 +1,200 @@
+"""The benchmark suite on the CPU: the family runner and its records, the first-contact script, the dry
+mode of the device scripts, and the generated part of benchmarks/README.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from conftest import DATA
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import family  # noqa: E402
+import readme_table  # noqa: E402
+
+
+def needs_libraries():
+    pytest.importorskip("pymetis")
+    pytest.importorskip("yaml")
+
+
+def run(cmd, env=None, timeout=300):
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+# ------------------------------------------------------------ README.md's generated part
+def test_readme_generated_part_is_current():
+    proc = run([sys.executable, str(BENCH / "readme_table.py"), "--check"])
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_readme_check_notices_a_hand_edit(tmp_path, monkeypatch):
+    text = readme_table.README.read_text()
+    edited = text.replace("| luxembourg_osm | `solve->cupy` |", "| luxembourg_osm | `solve->cupy (edited)` |")
+    assert edited != text
+    copy = tmp_path / "README.md"
+    copy.write_text(edited)
+    monkeypatch.setattr(readme_table, "README", copy)
+    assert readme_table.main(["--check"]) == 1
+    assert readme_table.main([]) == 0  # rewritten: the hand edit is gone
+    assert copy.read_text() == text
+
+
+def test_readme_without_markers_is_refused(tmp_path, monkeypatch):
+    copy = tmp_path / "README.md"
+    copy.write_text("# Benchmarks\n")
+    monkeypatch.setattr(readme_table, "README", copy)
+    assert readme_table.main(["--check"]) == 2
+
+
+# ------------------------------------------------------------ the family's measures
+def test_rates_by_hand():
+    report = {"n": 10, "boundary_vertices": 4, "sssp_method": "boundary-graph",
+              "stages": {"min_plus": 2.0, "boundary_rows": 0.5, "sssp": 0.0}}
+    sizes = (np.array([3, 3]), np.array([2, 2]))  # two components of 5 vertices, 2 on the boundary each
+    r = family.rates(report, sizes)
+    assert r["min_plus_gdist_per_s"] == pytest.approx(6 * 10 / 2.0 / 1e9)
+    assert r["boundary_rows_gdist_per_s"] == pytest.approx(4 * 10 / 0.5 / 1e9)
+    assert r["boundary_rows_stage"] == "boundary_rows"
+    assert r["min_plus_relaxations"] == 120.0  # (3*2 + 3*2) * 10
+    assert r["min_plus_trelax_per_s"] == pytest.approx(120 / 2.0 / 1e12)
+    frontier = family.rates({**report, "sssp_method": "frontier", "stages": {"min_plus": 0.0, "sssp": 4.0}}, None)
+    assert frontier["boundary_rows_stage"] == "sssp"
+    assert frontier["boundary_rows_gdist_per_s"] == pytest.approx(4 * 10 / 4.0 / 1e9)
+    assert frontier["min_plus_gdist_per_s"] is None and frontier["min_plus_trelax_per_s"] is None
+
+
+@pytest.mark.parametrize("report, seconds", [
+    ({"stages": {"read": 1.0}}, None),
+    ({"compile": 2.5, "stages": {}}, 2.5),
+    ({"stages": {"compile": 0.25}}, 0.25),
+    ({"compile": {"seconds": 3.0, "variants": 40}}, 3.0),
+    ({"compile": "built"}, None),
+])
+def test_compile_seconds(report, seconds):
+    assert family.compile_seconds(report) == seconds
+
+
+def test_component_sizes_match_the_graph(tmp_path):
+    """Interior and boundary counts per component, against a boundary found here from the file itself."""
+    needs_libraries()
+    from fastapsp.io import read_graph
+    from fastapsp.partition import make_partition, save_partition
+
+    path = DATA / "minnesota.mtx.gz"
+    graph = read_graph(path)
+    k = 5
+    labels = (np.arange(graph.n) * k // graph.n).astype(np.int32)  # contiguous blocks of vertex ids
+    part = make_partition(graph, labels, k, method="by-hand", seed=0, imbalance=0.0, seconds=0.0)
+    save_partition(tmp_path / "p.npz", graph, part)
+    entry = family.FamilyGraph("minnesota", path, str(path), None, k, "metis")
+    interior, boundary = family.component_sizes(entry, tmp_path / "p.npz", k)
+
+    a = sp.coo_matrix(scipy.io.mmread(str(path)))
+    crossing = labels[a.row] != labels[a.col]
+    on_boundary = np.zeros(graph.n, bool)
+    on_boundary[a.row[crossing]] = on_boundary[a.col[crossing]] = True
+    expect_b = np.bincount(labels[on_boundary], minlength=k)
+    expect_i = np.bincount(labels, minlength=k) - expect_b
+    np.testing.assert_array_equal(boundary, expect_b)
+    np.testing.assert_array_equal(interior, expect_i)
+
+
+# ------------------------------------------------------------ the runner, kind family
+def test_family_errors_name_the_key(tmp_path):
+    needs_libraries()
+    cases = {
+        "kind: family\ngraphs: [tests/data/minnesota.mtx.gz]\nrepeats: 2\n": "unknown key 'repeats'",
+        "kind: family\ngraphs:\n  - {path: x.mtx, make: scripts/make_grid_road.py}\n": "make: expected a list",
+        "kind: family\ngraphs: [tests/data/minnesota.mtx.gz]\nk: 0\n": "k: 0 is not 'auto'",
+        "kind: family\ngraphs: [tests/data/minnesota.mtx.gz]\npartitioner: nope\n": "partitioner: 'nope'",
+        "kind: famly\ngraphs: [tests/data/minnesota.mtx.gz]\n": "kind: 'famly' is not one of",
+    }
+    for text, message in cases.items():
+        exp = tmp_path / "bad.yaml"
+        exp.write_text(text)
+        proc = run([sys.executable, str(BENCH / "compare.py"), str(exp), "--out", str(tmp_path / "out")])
+        assert proc.returncode == 2, (text, proc.stderr)
+        assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_family_refuses_the_partitioner_flags(tmp_path):
+    needs_libraries()
+    proc = run([sys.executable, str(BENCH / "compare.py"), str(BENCH / "experiments" / "family_dry.yaml"),
+                "--out", str(tmp_path), "--partition-only"])
+    assert proc.returncode == 2
+    assert "--partition-only: not for an experiment of kind family" in proc.stderr
+
+
+def test_family_yaml_is_valid():
+    needs_libraries()
+    from compare_experiment import load_experiment
+
+    exp = load_experiment(BENCH / "experiments" / "family.yaml")
+    assert isinstance(exp, family.Family)
+    names = [g.name for g in exp.graphs + exp.missing]
+    for wanted in ("roadNY", "roadBAY", "roadFLA", "del18-euclid", "del18-euclid-directed", "grid512-unit"):
+        assert wanted in names
+    made = {g.name: g.make for g in exp.graphs if g.make}
+    assert "--directed" in made["del18-euclid-directed"]
+    for g in exp.graphs:  # every maker is a script of this repository
+        if g.make:
+            assert (REPO / g.make[0]).is_file(), g.make
+
+
+def test_family_dry_run_of_the_device_script(tmp_path):
+    needs_libraries()
+    results, out = tmp_path / "results", tmp_path / "out"
+    proc = run(["bash", str(BENCH / "device" / "family.sh")],
+                env={"DRY": "1", "PYTHON": sys.executable, "RESULTS": str(results), "OUT": str(out)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = json.loads((out / "family" / "results.json").read_text())
+    assert (out / "family" / "log.txt").is_file()
+    assert {r["graph"] for r in records} == {"minnesota", "grid24-int", "grid16x48-real-closed",
+                                             "del10-euclid-directed"}
+    for r in records:
+        assert "status" not in r, r
+        for key in ("graph", "n", "m", "k", "partitioner", "stages", "process_seconds", "total_seconds",
+                    "compile_seconds", "device", "versions", "commit", "rates"):
+            assert key in r, key
+        assert r["device"] == "cpu" and r["compile_seconds"] is None  # the numpy backend compiles nothing
+        assert r["warmup"]["verified_rows"] == 2
+        n, b = r["n"], r["boundary_vertices"]
+        rates = r["rates"]
+        assert rates["min_plus_gdist_per_s"] == pytest.approx((n - b) * n / r["stages"]["min_plus"] / 1e9)
+        relax = rates["min_plus_relaxations"]
+        assert relax is not None and relax % n == 0 and 0 < relax / n <= (n - b) * b
+        assert rates["min_plus_trelax_per_s"] == pytest.approx(relax / r["stages"]["min_plus"] / 1e12)
+    minnesota = next(r for r in records if r["graph"] == "minnesota")
+    a = scipy.io.mmread(str(DATA / "minnesota.mtx.gz"))
+    assert minnesota["n"] == a.shape[0]
+    directed = next(r for r in records if r["graph"] == "del10-euclid-directed")
+    assert directed["directed"] is True and directed["n"] == 1024
+    assert directed["made"]["command"][0] == "scripts/make_delaunay.py"
+
+
+def test_first_contact_dry_run(tmp_path):
+    needs_libraries()
+    results, out = tmp_path / "results", tmp_path / "out"
+    proc = run(["bash", str(BENCH / "device" / "first_contact.sh")],
+               env={"DRY": "1", "PYTHON": sys.executable, "RESULTS": str(results), "OUT": str(out)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((out / "first_contact" / "first_contact-minnesota.json").read_text())
+    for key in ("graph", "first_seconds", "second_seconds", "build_seconds", "device", "commit"):
+        assert key in record
+    assert record["graph"] == "minnesota" and record["device"] == "cpu"
+    assert record["first_seconds"] > 0 and record["second_seconds"] > 0
+    assert record["build_seconds"] is None and record["build_note"].startswith("skipped")
+    assert [run["k"] for run in record["runs"]] == [record["runs"][0]["k"]] * 2
