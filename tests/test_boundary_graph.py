@@ -195,6 +195,18 @@ def test_disconnected_and_components_without_boundary(xp):
     _check_rows(graph, part, xp)
 
 
+def test_the_last_level_may_be_several_groups_without_boundary(xp):
+    """Super-groups that no arc joins (blobs of a disconnected graph) end the tree without one dense
+    top: each is the closure of its own blob, and the rows below reach nothing outside it."""
+    graph = disconnected_graph(np.random.default_rng(11), [80, 1, 70, 90], directed=False, weighted=True)
+    part = partition_graph(graph, 20)
+    limits = dict(dense_limit=16, super_size=8)
+    tree = LevelTree(graph, part, seed=42, **limits)
+    assert tree.nb[-1].size > 1 and tree.nb[-1].sum() == 0  # the case: no single top
+    assert sorted(tree.order().tolist()) == list(range(part.k))
+    _check_rows(graph, part, xp, tree=tree)
+
+
 def test_k_equals_n_every_vertex_its_own_component(xp):
     graph = random_graph(np.random.default_rng(9), n=40, m=120, directed=True, weighted=True, zero_weights=True)
     part = make_partition(graph, np.arange(graph.n), graph.n, method="given", seed=0, imbalance=1.0, seconds=0.0)

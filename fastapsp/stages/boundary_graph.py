@@ -307,7 +307,7 @@ class LevelTree:
     def ordinals(self) -> list[np.ndarray]:
         """For every level, each group's place in the tree's depth-first order: groups
         of the same super-group are consecutive, and so, level by level, up to the top."""
-        ordinal = [np.zeros(1, dtype=np.int64)] if self.steps else []
+        ordinal = [np.arange(self.nb[-1].size, dtype=np.int64)] if self.steps else []  # the last level: one group, or several without boundary
         for step in reversed(self.steps):
             order = np.lexsort((np.arange(step.super_of.size), ordinal[0][step.super_of]))
             place = np.empty(order.size, dtype=np.int64)
@@ -570,7 +570,7 @@ class BoundaryGraph:
                 c, nb = int(sizes[s]), int(step.nb[s])
                 block = flat[offset : offset + rows * c].reshape(rows, c)
                 offset += rows * c
-                received[s] = (block[:nb], block[nb:].copy() if rows > nb else None)
+                received[s] = (block[:nb], block[nb:].copy() if rows == c else None)
         return received
 
     def _close_super(self, lev, s, step: _Step):
@@ -678,8 +678,13 @@ class BoundaryGraph:
         """
         lev = self.levels[level]
         inner = lev.inner[s]
-        if lev.super_of is None:  # top level (no boundary): the dense closure is the answer
-            return inner
+        if lev.super_of is None:  # the last level (no boundary): the dense closure is the answer
+            if lev.k == 1:
+                return inner
+            # Several groups that no arc joins (a disconnected graph): nothing outside s is reached.
+            rows = self.xp.full((inner.shape[0], lev.n), np.inf, dtype=self.dtype)
+            rows[:, int(lev.starts[s]) : int(lev.starts[s + 1])] = inner
+            return rows
         kept = self._kept_rows.get(level)
         if kept is not None and kept[0] == s:
             return kept[1]

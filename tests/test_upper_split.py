@@ -1,0 +1,231 @@
+"""The upper levels of the boundary graph shared out among MPI ranks (BoundaryGraph(comm=...)).
+
+Run under a real launcher: each rank closes its share of every level's super-groups, receives what
+it lacks, and makes the boundary rows of its own components.  Rank 0 gathers every rank's rows and
+checks them, bit for bit, against one process closing everything, and against SciPy; it also checks
+that the levels were really split and that what each rank received is the stated formula.  This file
+is also the per-rank program (``python test_upper_split.py CASE OUT [FAULT]``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cli_util import find_mpiexec  # noqa: E402
+from fastapsp.stages.boundary_graph import assign_closures  # noqa: E402
+
+HERE = Path(__file__).resolve()
+
+
+# --------------------------------------------------------------- assignment (no MPI)
+def test_every_super_group_is_closed_once_by_its_owner_and_loads_stay_within_lpt():
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        ranks, k = int(rng.integers(1, 6)), int(rng.integers(1, 30))
+        sizes = rng.integers(1, 60, k)
+        need = rng.random((ranks, k)) < 0.4
+        owner, closes = assign_closures(sizes, need)
+        assert owner.shape == (k,) and closes.shape == (ranks, k)
+        assert closes[owner, np.arange(k)].all()  # the owner closes what it owns
+        cost = sizes.astype(np.int64) ** 3
+        loads = (closes * cost).sum(axis=1)
+        owned = np.array([cost[owner == r].sum() for r in range(ranks)])
+        assert loads.max() == owned.max()  # extra closures never pass the slowest rank
+        assert (closes <= (need | (owner[None, :] == np.arange(ranks)[:, None]))).all()  # extras only where needed
+        # greedy by decreasing cost: within 4/3 of the lower bound plus the largest closure
+        assert owned.max() <= max(cost.sum() / ranks, cost.max()) * 4 / 3 + cost.max()
+        again = assign_closures(sizes.tolist(), need.tolist())
+        assert np.array_equal(again[0], owner) and np.array_equal(again[1], closes)  # a pure function
+
+
+def test_a_level_of_one_group_is_closed_by_every_rank_that_needs_it():
+    owner, closes = assign_closures([1500], np.array([[True], [False], [True]]))
+    assert owner.tolist() == [0] and closes.ravel().tolist() == [True, False, True]
+
+
+def test_levels_split_when_one_rank_is_left_idle():
+    """Two super-groups, three ranks, each needed by all: the idle rank closes the larger one too
+    (within the slowest rank's time, and it spares the larger transfer)."""
+    owner, closes = assign_closures([10, 9], np.ones((3, 2), dtype=bool))
+    assert owner.tolist() == [0, 1]
+    assert closes.astype(int).tolist() == [[1, 0], [0, 1], [1, 0]]
+
+
+# --------------------------------------------------------------- under mpiexec
+def _grid(side, rng):
+    from fastapsp.graph import Graph
+
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    return Graph.from_edges(side * side, src, dst, rng.integers(1, 9, src.size).astype(float), directed=False)
+
+
+def _case(name):
+    """``(graph, labels, k, limits, dtype)`` of a named case (the same on every rank)."""
+    from conftest import disconnected_graph, random_graph
+    from fastapsp.graph import Graph
+    from fastapsp.partition import partition_graph
+
+    rng = np.random.default_rng(11)
+    if name == "grid":  # 4 x 4 blocks of a 24 x 24 grid: several levels of super-groups
+        graph = _grid(24, rng)
+        ids = np.arange(graph.n)
+        return graph, (ids // 24 // 4) * 6 + (ids % 24) // 4, 36, dict(dense_limit=40, super_size=30), np.float64
+    if name == "random":  # directed, zero weights, METIS's 40 parts and 4 empty ones
+        graph = random_graph(rng, 200, 300, directed=True, weighted=True, zero_weights=True)
+        return graph, partition_graph(graph, 40).labels, 44, dict(dense_limit=12, super_size=5), np.float32
+    if name == "real":  # real weights in float32: rounding makes the order of additions show
+        graph = _grid(20, rng)
+        graph = Graph.from_edges(graph.n, *_arcs(graph), rng.random(graph.indices.size) * 3.7 + 0.01, directed=True)
+        ids = np.arange(graph.n)
+        return graph, (ids // 20 // 4) * 5 + (ids % 20) // 4, 25, dict(dense_limit=30, super_size=20), np.float32
+    if name == "disconnected":  # blobs without arcs between them: the last level has several groups
+        graph = disconnected_graph(rng, [80, 1, 70, 90], directed=False, weighted=True)
+        return graph, partition_graph(graph, 20).labels, 20, dict(dense_limit=16, super_size=8), np.float64
+    raise ValueError(name)
+
+
+def _arcs(graph):
+    src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+    return src, graph.indices
+
+
+CASES = ["grid", "random", "real", "disconnected"]
+
+
+def _rank_program(name: str, out: str, fault: str | None) -> None:
+    """One rank: shape the tree on rank 0, close the components, build the split levels, make the
+    boundary rows of this rank's components; rank 0 checks everything and writes ``out``."""
+    from mpi4py import MPI
+
+    from conftest import reference_apsp
+    from fastapsp.comm import run_or_abort
+    from fastapsp.partition import make_partition
+    from fastapsp.schedule import component_costs, schedule_in_order
+    from fastapsp.stages.boundary_graph import BoundaryGraph, LevelTree, close_components, pack_boundary_rows
+
+    comm = MPI.COMM_WORLD
+    graph, labels, k, limits, dtype = _case(name)
+    part = make_partition(graph, labels, k, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    tree = comm.bcast(LevelTree(graph, part, seed=42, **limits) if comm.rank == 0 else None)
+    plan = schedule_in_order(component_costs(part, graph.n, graph.m), tree.order(), comm.size)
+    mine = list(plan[comm.rank])
+    comps = [p for p in range(k) if part.sizes[p]]
+    blocks = pack_boundary_rows(close_components(graph.indptr, graph.indices, graph.weights, part, comps,
+                                                 dtype=dtype), part)
+    used: set = set()
+    full_rows = BoundaryGraph._full_rows
+
+    def counting(self, level, s):
+        used.add((level, s))
+        return full_rows(self, level, s)
+
+    BoundaryGraph._full_rows = counting
+    if fault is not None:  # this rank fails at its second closure of an upper level
+        rank = int(fault)
+        close = BoundaryGraph._close_super
+        calls = []
+
+        def failing(self, *args):
+            calls.append(1)
+            if comm.rank == rank and len(calls) == 2:
+                raise RuntimeError("injected failure in an upper level")
+            return close(self, *args)
+
+        BoundaryGraph._close_super = failing
+
+    def build_and_rows():
+        bg = BoundaryGraph(graph, part, blocks, np, dtype, tree=tree, comm=comm, components=mine)
+        return bg, {p: rows.copy() for p, rows in bg.boundary_rows(mine)}
+
+    bg, rows = run_or_abort(comm, "building the boundary graph", build_and_rows)
+    BoundaryGraph._full_rows = full_rows
+    itemsize = np.dtype(dtype).itemsize
+    formula = []
+    for i, step in enumerate(tree.steps):
+        sizes, nb = np.diff(step.starts), step.nb
+        held = set(bg.levels[i + 1].inner)
+        closed = set(bg.closed[i].tolist())
+        formula.append(int(sum(nb[s] * sizes[s] for s in range(sizes.size) if s not in closed)
+                           + sum((sizes[s] - nb[s]) * sizes[s] for s in held - closed)) * itemsize)
+    mine_report = dict(rows=rows, received=bg.received_bytes, formula=formula,
+                       closed=[c.tolist() for c in bg.closed], held=[sorted(lev.inner) for lev in bg.levels[1:]],
+                       used=sorted(used))
+    everyone = comm.gather(mine_report)
+    if comm.rank != 0:
+        return
+    serial = BoundaryGraph(graph, part, blocks, np, dtype, tree=tree)
+    want = {p: r for p, r in serial.boundary_rows(range(k))}
+    ref = reference_apsp(graph)
+    seen, same, scipy = set(), True, True
+    for report in everyone:
+        for p, got in report["rows"].items():
+            seen.add(p)
+            same &= got.dtype == want[p].dtype and got.tobytes() == want[p].tobytes()
+            vertices, nb = part.component(p)
+            expect = ref[vertices[:nb]]
+            scipy &= bool(np.array_equal(got, expect) if name != "real" else
+                          np.allclose(got, expect, rtol=1e-5) and np.array_equal(np.isinf(got), np.isinf(expect)))
+    upper = len(tree.steps)
+    split = [sum(len(report["closed"][i]) for report in everyone) for i in range(upper)]
+    result = dict(
+        ranks=comm.size, levels=tree.level_sizes, groups=[int(s.nb.size) for s in tree.steps],
+        all_rows=seen == {p for p in range(k) if part.sizes[p]}, bit_identical=bool(same), scipy=bool(scipy),
+        received=[report["received"] for report in everyone], formula=[report["formula"] for report in everyone],
+        closures=split,
+        every_group_closed=all(set().union(*(report["closed"][i] for report in everyone))
+                               == set(range(tree.steps[i].nb.size)) for i in range(upper)),
+        held_is_used=all({(i + 1, s) for i, held in enumerate(report["held"]) for s in held}
+                         == {tuple(u) for u in report["used"]} for report in everyone),
+    )
+    Path(out).write_text(json.dumps(result))
+
+
+def _launch(ranks, *args, timeout=120):
+    import subprocess
+
+    from cli_util import cli_env
+
+    cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, str(HERE), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=cli_env())
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.mpi
+@pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (install the 'mpi' extra)")
+def test_split_levels_equal_one_process_bit_for_bit(tmp_path, case, ranks):
+    out = tmp_path / "result.json"
+    proc = _launch(ranks, case, out)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert len(result["groups"]) >= 2, result  # at least one level of several super-groups, then the top
+    assert result["all_rows"] and result["bit_identical"] and result["scipy"], result
+    assert result["every_group_closed"] and result["held_is_used"], result
+    assert result["received"] == result["formula"], result
+    below_top = [i for i, groups in enumerate(result["groups"]) if groups > 1]
+    assert any(result["closures"][i] < ranks * result["groups"][i] for i in below_top), result  # really split
+    assert sum(map(sum, result["received"])) > 0, result  # and something travelled
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (install the 'mpi' extra)")
+def test_a_rank_failing_in_an_upper_level_ends_the_job(tmp_path):
+    out = tmp_path / "result.json"
+    proc = _launch(3, "grid", out, "1", timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "fastapsp: error" in line]
+    assert len(errors) == 1 and "rank 1 of 3" in errors[0] and "injected failure" in errors[0], proc.stderr
+    assert not out.exists()
+
+
+if __name__ == "__main__":
+    _rank_program(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
