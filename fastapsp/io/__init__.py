@@ -57,6 +57,7 @@ from .cedge import _read_cedge
 from .dimacs import _read_dimacs
 from .metis import _read_metis
 from .mtx import _read_fastapsp, _read_mtx
+from .nodes import read_on_nodes
 from .share import share_for
 from .snap import _read_snap
 
@@ -139,17 +140,19 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
     undirected : bool, optional
         Store every arc of a directed input in both directions too.
     comm : communicator, optional
-        The ranks that all read this same file (collective: every rank of
-        ``comm`` calls this).  For the formats of one arc per line (``mtx``,
-        ``fastapsp``, ``dimacs``) each rank parses and checks a share of the
-        lines and every rank gets all of them (:mod:`fastapsp.io.share`); a
-        bad file fails with the same message on every rank.  The other formats
-        are read whole by every rank.
+        The ranks that all need this graph (collective: every rank of
+        ``comm`` calls this).  One rank per node reads the file
+        (:mod:`fastapsp.io.nodes`); the node's other ranks map the cache it
+        mapped or receive its arrays.  For the formats of one arc per line
+        (``mtx``, ``fastapsp``, ``dimacs``) the readers of several nodes parse
+        and check a share of the lines each (:mod:`fastapsp.io.share`).  A bad
+        file fails with the same message on every rank.
     cache : {"none", "auto"} or str, optional
         A binary copy of the parsed graph (:mod:`fastapsp.io.cache`): ``"auto"``
         keeps it beside the file, any other value is the folder to keep it in.
         A read maps a cache that matches the file (all ranks, or none, use it);
-        a text of at least 8 MiB that was parsed writes one (rank 0).
+        a text of at least 8 MiB that was parsed writes one (rank 0, once
+        every rank has the graph).
 
     Returns
     -------
@@ -178,12 +181,37 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"format {format!r} is not known; allowed: {', '.join(FORMATS)}")
+    if comm is None or comm.size == 1:
+        graph, _, save = _read(path, format, undirected, comm, None, cache)
+    else:
+        # One rank per node reads; the node's others map the cache it mapped, or receive its arrays.
+        found = {}
+
+        def read(readers, names):
+            graph, cached, found["save"] = _read(path, format, undirected, readers, names, cache)
+            return graph, cached
+
+        def open_cache(cached):
+            folder, fmt = cached
+            return load_cached(folder, path, fmt, undirected, verify=False)
+
+        graph, _ = read_on_nodes(comm, read, open_cache)
+        save = found.get("save") if comm.rank == 0 else None
+    if save is not None:
+        save(graph)
+    return graph
+
+
+def _read(path, format, undirected: bool, comm, names, cache: str):
+    """``(graph, cached, save)`` on every rank of ``comm`` (all of them read the file): ``cached`` is
+    ``(folder, format)`` when the graph was mapped from that cache, else None; ``save(graph)`` writes the
+    cache of a parsed text (rank 0; None elsewhere or when there is nothing to write)."""
     folder = None
     if cache not in (None, "none"):
-        folder, graph = _cached(path, format, undirected, cache, comm)
+        folder, fmt, graph = _cached(path, format, undirected, cache, comm)
         if graph is not None:
-            return graph
-    share = share_for(comm)
+            return graph, (folder, fmt), None
+    share = share_for(comm, names)
     try:
         path = Path(path)
         where = os.fspath(path)
@@ -205,15 +233,21 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
         share.fail(exc)
     if graph is None:
         graph = _READERS[format](source)
-    if folder is not None and (comm is None or comm.rank == 0):  # the format the head told _cached: the same
-        save_cached(folder, path, format, undirected, graph, len(data))
-    return graph
+    if folder is None or (comm is not None and comm.rank != 0):
+        return graph, None, None
+    size = len(data)
+
+    def save(parsed):  # the format the head told _cached: the same
+        save_cached(folder, path, format, undirected, parsed, size)
+
+    return graph, None, save
 
 
 def _cached(path, format, undirected: bool, cache: str, comm):
-    """``(folder, graph)``: where the cache of ``path`` lives and the graph it holds, when every rank of
-    ``comm`` found one that matches the file (else None: the text is read, and a bad file reported there)."""
-    graph = folder = None
+    """``(folder, format, graph)``: where the cache of ``path`` lives, the format it was read as and the
+    graph it holds, when every rank of ``comm`` found one that matches the file (else None: the text is
+    read, and a bad file reported there)."""
+    graph = folder = fmt = None
     try:
         fmt = format or detect_format(path)
         folder = cache_folder(path, fmt, undirected, cache)
@@ -222,7 +256,7 @@ def _cached(path, format, undirected: bool, cache: str, comm):
         graph = None
     if comm is not None and comm.size > 1 and not all(comm.allgather(graph is not None)):
         graph = None
-    return folder, graph
+    return folder, fmt, graph
 
 
 # ------------------------------------------------------------ format by name

@@ -52,8 +52,11 @@ def source_record(path) -> dict:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "head_sha256": head}
 
 
-def load_cached(folder: Path | None, path, fmt: str, undirected: bool):
-    """The cached graph of ``path``, or None when there is no cache that matches it."""
+def load_cached(folder: Path | None, path, fmt: str, undirected: bool, *, verify: bool = True):
+    """The cached graph of ``path``, or None when there is no cache that matches it.
+
+    ``verify=False`` skips the CRC-32 of the arrays (the record and the CSR are still checked): for the
+    ranks of a node whose first rank has just checked the same folder (:mod:`fastapsp.io.nodes`)."""
     from ..graph import Graph
 
     if folder is None or not (folder / "meta.json").is_file():
@@ -66,7 +69,7 @@ def load_cached(folder: Path | None, path, fmt: str, undirected: bool):
         arrays = {}
         for name in _ARRAYS:
             array = np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-            if zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B")) != meta["crc32"][name]:
+            if verify and zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B")) != meta["crc32"][name]:
                 return None
             arrays[name] = array
         graph = Graph(arrays["indptr"], arrays["indices"], arrays["weights"], directed=bool(meta["directed"]),

@@ -68,9 +68,10 @@ class Shared:
     never wait in a collective it will not join.
     """
 
-    def __init__(self, comm):
+    def __init__(self, comm, names=None):
         self.comm = comm
         self.size, self.rank = comm.size, comm.rank
+        self.names = list(range(self.size)) if names is None else list(names)  # rank numbers for messages
         self._settled = False  # an agreed problem was raised, or the arcs were gathered: no more rounds
 
     def cut(self, data: bytes, offset: int, line: int) -> tuple[int, int | None, int]:
@@ -94,23 +95,34 @@ class Shared:
     def agree(self, problem: Exception | None, info=None) -> list:
         """One round: every rank's ``info`` in rank order, unless a rank brings a problem.
 
-        Then the problem of the lowest rank is raised on every rank: that rank
-        raises its own; the others a :class:`GraphFormatError` with the same
-        message, or a :class:`RankError` naming the rank for any other failure.
+        Then the problem of the lowest rank is raised on every rank: the rank
+        it began on raises its own; the others a :class:`GraphFormatError`
+        with the same message, or a :class:`RankError` naming that rank for
+        any other failure.  A problem that an earlier round raised as such a
+        copy keeps the rank it began on (a round among some ranks, then one
+        among all of them: :mod:`fastapsp.io.nodes`).
         """
         said = None if problem is None else (type(problem).__name__, str(problem),
-                                             isinstance(problem, GraphFormatError))
+                                             isinstance(problem, GraphFormatError), _origin(problem))
         everyone = self.comm.allgather((said, info))
         first = next((r for r, (s, _) in enumerate(everyone) if s is not None), None)
         if first is None:
             return [i for _, i in everyone]
         self._settled = True
-        if first == self.rank:
+        name, message, format_error, origin = everyone[first][0]
+        relayed = origin is not None
+        origin = self.names[first] if origin is None else origin
+        began = None if problem is None else _origin(problem)
+        if problem is not None and (self.names[self.rank] if began is None else began) == origin:
             raise problem
-        name, message, format_error = everyone[first][0]
         if format_error:
-            raise GraphFormatError(message)
-        raise RankError(f"rank {first} failed during reading the graph: {name}: {message}")
+            copy = GraphFormatError(message)
+        elif relayed:  # already names the rank it began on
+            copy = RankError(message)
+        else:
+            copy = RankError(f"rank {origin} failed during reading the graph: {name}: {message}")
+        copy.origin_rank = origin
+        raise copy
 
     def fail(self, problem: Exception):
         """Take a problem met between rounds to the next round, where every rank raises one.
@@ -146,6 +158,12 @@ class Shared:
         self._settled = True
 
 
-def share_for(comm) -> Whole | Shared:
-    """:class:`Shared` for a communicator of several ranks, else :class:`Whole`."""
-    return Shared(comm) if comm is not None and comm.size > 1 else Whole()
+def _origin(problem: Exception):
+    """The rank a problem began on when this rank raised it as a copy (:meth:`Shared.agree`), else None."""
+    return getattr(problem, "origin_rank", None)
+
+
+def share_for(comm, names=None) -> Whole | Shared:
+    """:class:`Shared` for a communicator of several ranks, else :class:`Whole`.  ``names``: the number a
+    message gives each rank of ``comm`` (by default its rank in ``comm``)."""
+    return Shared(comm, names) if comm is not None and comm.size > 1 else Whole()

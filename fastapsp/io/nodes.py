@@ -1,0 +1,140 @@
+"""One reader per node: the first rank of each node reads the graph, the node's other ranks receive it.
+
+Under MPI all ranks of a run need the same graph, and the ranks of one node
+(``comm.Split_type(MPI.COMM_TYPE_SHARED)``) share its memory, disks and cores.
+So only the node's first rank, its *reader*, opens the file:
+
+1. The readers (one per node) read it as one process would, through
+   :func:`fastapsp.io.read_graph` on the communicator of the readers: each
+   maps the binary cache when every reader finds one that matches the file;
+   else each parses a share of the lines (:mod:`fastapsp.io.share`, across
+   nodes) with the cores it has (:mod:`fastapsp.io.parallel`, within a node).
+2. A reader that mapped the cache tells its node which folder; the others
+   map the same files, so the node holds the arrays once, in its page cache
+   (the reader has checked the arrays' CRC-32; they check the record and the
+   CSR).  A reader that parsed the text sends its CSR arrays to its node
+   (``Bcast`` on the node's communicator, in pieces MPI counts can hold).
+3. All ranks meet in one last round (:meth:`fastapsp.io.share.Shared.agree`):
+   a problem on any rank (a bad file on the readers, a failed map or a full
+   memory on another) is raised on every rank, the same format error with the
+   same message, or a :class:`~fastapsp.errors.RankError` naming the rank.
+   Every rank takes part in every collective whatever happened before it, so
+   none waits for a rank that has given up.
+
+Compared with every rank reading the file and parsing a share of it, the file
+is read, decompressed and checked once per node instead of once per rank, the
+node's other ranks never hold its text, and the CSR is built once per node.
+A communicator that cannot tell nodes apart (one without ``Split_type``)
+counts every rank as a node of its own: every rank reads, as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import Graph
+from .share import Shared
+
+__all__ = ["read_on_nodes", "split_nodes"]
+
+# Elements per broadcast: MPI counts are C ints.
+_CHUNK = 1 << 28
+
+
+def split_nodes(comm):
+    """``(node, readers)``: the ranks of ``comm`` on this node, and the first rank of every node (None on the
+    node's other ranks).  ``node`` is None when ``comm`` cannot tell nodes apart: every rank reads."""
+    if not hasattr(comm, "Split_type"):
+        return None, comm
+    from mpi4py import MPI
+
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    readers = comm.Split(0 if node.rank == 0 else MPI.UNDEFINED, key=comm.rank)
+    if readers == MPI.COMM_NULL:
+        readers = None
+    return node, readers
+
+
+def read_on_nodes(comm, read, open_cache):
+    """The graph on every rank of ``comm``, read by one rank per node (collective; see the module's text).
+
+    Parameters
+    ----------
+    comm : communicator
+        All ranks that need the graph.
+    read : callable
+        ``read(readers, names)`` on the readers: ``(graph, cached)``, where ``cached`` is whatever
+        ``open_cache`` needs to map the same cache (None when the text was parsed); ``readers`` is the
+        communicator of the readers and ``names`` their ranks in ``comm`` (for messages).
+    open_cache : callable
+        ``open_cache(cached)`` on the node's other ranks: the graph of that cache, or None when it no
+        longer matches.
+
+    Returns
+    -------
+    (Graph, cached)
+        The graph, and ``cached`` as the node's reader found it (None: the text was parsed).
+    """
+    node, readers = split_nodes(comm)
+    try:
+        graph = cached = problem = None
+        if readers is not None:
+            try:
+                names = readers.allgather(comm.rank)
+                graph, cached = read(readers, names)
+            except Exception as exc:  # noqa: BLE001 - raised on every rank in the last round
+                problem = exc
+        if node is not None and node.size > 1:
+            graph, cached, problem = _share_in_node(node, graph, cached, problem, open_cache)
+        Shared(comm).agree(problem)  # the last round: the first problem of any rank, on every rank
+        return graph, cached
+    finally:
+        for sub in (node, readers):
+            if sub is not None and sub is not comm:
+                sub.Free()
+
+
+def _share_in_node(node, graph, cached, problem, open_cache):
+    """The reader's graph on every rank of ``node``: the cache it mapped, or its arrays.  ``(graph, cached,
+    problem)``; every rank of ``node`` makes the same collectives whatever fails."""
+    if node.rank == 0:
+        if problem is not None:
+            said = None
+        elif cached is not None:
+            said = ("cache", cached)
+        else:
+            said = ("arrays", graph.indptr.size, graph.indices.size, graph.indptr.dtype.str, graph.directed,
+                    graph.name)
+    said = node.bcast(said if node.rank == 0 else None, root=0)
+    if said is None:  # the reader failed: its problem is raised in the last round
+        return graph, cached, problem
+    if said[0] == "cache":
+        if node.rank != 0:
+            cached = said[1]
+            try:
+                graph = open_cache(cached)
+                if graph is None:
+                    raise OSError("the graph cache that the node's first rank mapped no longer matches the file")
+            except Exception as exc:  # noqa: BLE001 - raised on every rank in the last round
+                problem = exc
+        return graph, cached, problem
+    _, rows, arcs, index, directed, name = said
+    arrays = None
+    if node.rank == 0:
+        arrays = [np.ascontiguousarray(a) for a in (graph.indptr, graph.indices, graph.weights)]
+    else:
+        try:
+            arrays = [np.empty(rows, dtype=index), np.empty(arcs, dtype=index), np.empty(arcs, dtype=np.float64)]
+        except MemoryError as exc:
+            problem = exc
+    if not all(node.allgather(problem is None)):  # no rank enters the broadcasts unless every rank can
+        return (graph if node.rank == 0 else None), None, problem
+    for array in arrays:
+        for at in range(0, array.size, _CHUNK):
+            node.Bcast(array[at : at + _CHUNK], root=0)
+    if node.rank != 0:
+        try:
+            graph = Graph(arrays[0], arrays[1], arrays[2], directed=directed, name=name)
+        except Exception as exc:  # noqa: BLE001 - raised on every rank in the last round
+            problem = exc
+    return graph, None, problem
