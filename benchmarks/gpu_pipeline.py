@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, metadata, write_result  # noqa: E402
 
 
-# Issue 9 modes: "stats" is --output none plus --stats (to compare with "none"); "sources1000" computes
+# Modes besides none and memory: "stats" is --output none plus --stats (to compare with "none"); "sources1000" computes
 # the rows of 1,000 random sources (--sources random:1000, kept in memory).
 MODES = {"none": ["--output", "none"], "memory": ["--output", "memory"],
          "stats": ["--output", "none", "--stats", "{tmp}/stats"],

@@ -15,7 +15,7 @@ In one process: the dry run of the configuration (``solve_job`` with
   host estimate.
 
     python benchmarks/memory_check.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz \
-        --mode none stats --tag h100-answers
+        --mode none stats --tag answers
 
 Writes ``benchmarks/results/<tag>/memory-<graph>-<mode>.json`` with ``estimate``,
 ``measured``, ``ratio`` (measured / estimate) and ``within_25_percent``.
