@@ -227,5 +227,62 @@ def test_a_rank_failing_in_an_upper_level_ends_the_job(tmp_path):
     assert not out.exists()
 
 
+# --------------------------------------------------------------- the command line
+DELAUNAY_K = 600  # on this 8,192-vertex Delaunay graph: two levels of super-groups below the top (numpy limits)
+
+
+@pytest.fixture(scope="module")
+def delaunay_run(tmp_path_factory):
+    """A Delaunay graph of 2**13 vertices, its partition and the one-process result of the boundary-graph method."""
+    import subprocess
+
+    from cli_util import ROOT, run_cli
+
+    folder = tmp_path_factory.mktemp("delaunay")
+    graph, part, out = folder / "d13.mtx", folder / "part.npz", folder / "one.npy"
+    made = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_delaunay.py"), "--scale", "13", "--seed", "1",
+                           "-o", str(graph)], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    proc = run_cli("solve", graph, "-k", DELAUNAY_K, "--backend", "numpy", "--sssp-method", "boundary-graph",
+                   "--partition-file", part, "--output", out)
+    assert proc.returncode == 0, proc.stderr
+    return graph, part, out
+
+
+def test_the_delaunay_graph_has_several_upper_levels(delaunay_run):
+    """The command-line test below is about split levels: with numpy's limits this partition gives
+    levels of several super-groups below the top, and the one-process result is SciPy's."""
+    from scipy.sparse.csgraph import shortest_path
+
+    from fastapsp.io import read_graph
+    from fastapsp.partition import load_partition
+    from fastapsp.stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree
+
+    graph_path, part_path, out = delaunay_run
+    graph = read_graph(graph_path)
+    tree = LevelTree(graph, load_partition(part_path, graph), dense_limit=DENSE_LIMIT["numpy"],
+                     super_size=SUPER_SIZE["numpy"], seed=42)
+    assert [step.nb.size > 1 for step in tree.steps] == [True, True, False], tree.level_sizes
+    got = np.load(out, mmap_mode="r")
+    for first in range(0, graph.n, 2048):
+        rows = np.arange(first, min(graph.n, first + 2048))
+        want = shortest_path(graph.to_scipy(), method="D", directed=True, indices=rows)
+        assert np.array_equal(got[rows], want.astype(np.float32)), f"rows {first}.."
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.mpi
+@pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (install the 'mpi' extra)")
+def test_ranks_write_the_one_process_result_bit_for_bit(delaunay_run, tmp_path, ranks):
+    from cli_util import run_cli
+
+    graph, part, one = delaunay_run
+    out = tmp_path / "d.npy"
+    proc = run_cli("solve", graph, "-k", DELAUNAY_K, "--backend", "numpy", "--sssp-method", "boundary-graph",
+                   "--partition-file", part, "--output", out, ranks=ranks, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == one.read_bytes()  # the same file, byte for byte (float32 distances)
+
+
 if __name__ == "__main__":
     _rank_program(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
