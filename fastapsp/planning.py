@@ -59,6 +59,8 @@ __all__ = ["Plan", "SavedPlan", "make_plan", "load_plan", "renamed_by_component"
 
 # Settings a saved plan fixes: a run that asks for other values of these cannot use it.
 PLAN_KEYS = ("k", "partitioner", "refine", "seed", "imbalance", "undirected", "format")
+# Decisions make_plan(force=...) may impose.
+FORCEABLE = ("each_pair_once", "close_everywhere", "given_k")
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,7 +283,8 @@ def _check_saved(saved: SavedPlan, opts: SolveOptions) -> None:
     defaults = SolveOptions()
     for key in PLAN_KEYS:
         asked, fixed = getattr(opts, key), saved.settings.get(key)
-        if key == "k" and asked is not None and asked != saved.partition.k:
+        # A plan made for -k K may hold the cost model's k instead (_judge_given_k): K still asks for it.
+        if key == "k" and asked is not None and asked not in (saved.partition.k, fixed):
             raise ConfigError(f"plan: {saved.path} has k={saved.partition.k}, the run asks for k={asked}")
         if key != "k" and asked != getattr(defaults, key) and asked != fixed:
             raise ConfigError(f"plan: {saved.path} was made with {key}={fixed!r}, the run asks for {key}={asked!r}; "
@@ -309,12 +312,13 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         Use this partition (Python API); k is its k.
     force : dict, optional
         Decisions imposed instead of made, for benchmarks and tests that compare a variant with the
-        default: ``each_pair_once`` and ``close_everywhere`` (bool).  Not a user setting.
+        default: ``each_pair_once``, ``close_everywhere`` and ``given_k`` (bool; True keeps a given k
+        that the cost model would replace, see :func:`_judge_given_k`).  Not a user setting.
     """
     force = dict(force or {})
-    unknown = set(force) - {"each_pair_once", "close_everywhere"}
+    unknown = set(force) - set(FORCEABLE)
     if unknown:
-        raise ConfigError(f"force: {sorted(unknown)} cannot be imposed; allowed: each_pair_once, close_everywhere")
+        raise ConfigError(f"force: {sorted(unknown)} cannot be imposed; allowed: {', '.join(FORCEABLE)}")
     start = time.perf_counter()
     opts.check(need_graph=False)
     seconds: dict = {}
@@ -365,6 +369,9 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         k_choice = choose_k_everywhere(graph, backend, precision.dtype, comm=comm, reserve=reserve)
         k = k_choice["k"]
         seconds["choose_k"] = time.perf_counter() - t
+    # A given k may be replaced by the cost model's (below) only where the partition is made here for it.
+    replaceable = k_choice.get("rule") == "given" and partition is None and not opts.partition_file \
+        and not force.get("given_k", False)
     if partition is None and source_rows != "sssp":
         t = time.perf_counter()
         partition = partition_everywhere(graph, opts, k, backend, comm=comm, log=log)
@@ -382,29 +389,32 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         device_id = select_device(comm)
         device = f"cuda:{device_id} {gpu_name(device_id)}"
     compute_dtype = "float32" if opts.dtype in SMALL_DTYPES else precision.dtype
-    prediction = boundary_rows = schedule = spread = None
-    selection = None
-    costs = None
+    schedule = spread = None
+    selection = costs = prediction = boundary_rows = None
+    replanned = 0.0  # seconds of choosing k and partitioning again, reported as such rather than as "plan"
     if partition is not None and source_rows != "sssp":
-        costs = component_costs(partition, graph.n, graph.m)
-        if sources is not None:
-            selection = SourceRows(partition, sources)
-            costs = np.where(selection.needed(), costs, 0.0)
-        prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
-                             unit_weights=graph.unit_weights, backend=backend, dtype=compute_dtype,
-                             dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
-        boundary_rows = choose_boundary_rows(prediction) if opts.sssp_method == "auto" else opts.sssp_method
-        if sources is not None and opts.sssp_method == "auto":  # what the wanted rows alone cost by each method
-            cost = pipeline_seconds(partition, sources, graph.n, graph.m, unit_weights=graph.unit_weights,
-                                    backend=backend, dtype=compute_dtype)
-            boundary_rows = min(cost, key=cost.get)
-        if opts.predecessors and boundary_rows == "boundary-graph":
-            if log is not None and opts.sssp_method == "boundary-graph":
-                log("note: --predecessors takes the boundary rows from the frontier SSSP (the boundary-graph "
-                    "method carries no predecessors)")
-            boundary_rows = "frontier"
-    if prediction is not None and k_choice.get("rule") == "given":
-        _judge_given_k(graph, k, prediction, boundary_rows, backend, compute_dtype, comm=comm, log=log)
+        selection, costs, prediction, boundary_rows = _rows_method(graph, partition, sources, opts, backend,
+                                                                   compute_dtype)
+        if k_choice.get("rule") == "given":
+            better = _judge_given_k(graph, k, prediction, boundary_rows, backend, compute_dtype, comm=comm, log=log,
+                                    replace=replaceable)
+            if better is not None:  # the cost model's k instead: partitioned again, every later choice for it
+                t_again = time.perf_counter()
+                seconds["choose_k"] = float(better["choice"].get("seconds", 0.0))
+                k = better["k"]
+                k_choice = {"k": k, "rule": "cost model, given k replaced",
+                            "given": k_choice["k"], "given_predicted_seconds": round(better["given_seconds"], 1),
+                            "cost_model": better["choice"]}
+                partition = partition_everywhere(graph, opts, k, backend, comm=comm, log=log)
+                seconds["partition"] = seconds.get("partition", 0.0) + time.perf_counter() - t_again
+                replanned = seconds["choose_k"] + time.perf_counter() - t_again
+                selection, costs, prediction, boundary_rows = _rows_method(graph, partition, sources, opts, backend,
+                                                                           compute_dtype)
+    if boundary_rows is not None and opts.predecessors and boundary_rows == "boundary-graph":
+        if log is not None and opts.sssp_method == "boundary-graph":
+            log("note: --predecessors takes the boundary rows from the frontier SSSP (the boundary-graph "
+                "method carries no predecessors)")
+        boundary_rows = "frontier"
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
     if not opts.dry_run:
@@ -431,7 +441,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         everywhere = bool(force.get("close_everywhere", everywhere)) and comm.size > 1
     elif boundary_rows is not None:
         schedule = schedule_components(costs, comm.size)
-    seconds["plan"] = time.perf_counter() - t  # the level tree ("tree") included
+    seconds["plan"] = time.perf_counter() - t - replanned  # the level tree ("tree") included
     seconds["total"] = time.perf_counter() - start
     frozen = dataclasses.replace(opts)
     return Plan(options=frozen, graph=graph, backend=backend, device=device, ranks=comm.size, k_choice=k_choice,
@@ -467,28 +477,56 @@ def renamed_by_component(graph, partition):
 
 # A given k predicted to take this long is compared with the cost model's own choice.
 SLOW_K_SECONDS = 60.0
+# ... and replaced by it when the cost model's k is predicted at least this many times faster.
+SLOW_K_FACTOR = 10.0
+
+
+def _rows_method(graph, partition, sources, opts, backend: str, dtype):
+    """``(selection, costs, prediction, boundary_rows)`` of ``partition``: the rows each component must give
+    (``--sources``), the components' relative costs, the predicted seconds of both boundary-row methods and
+    the method chosen (before the predecessors' constraint)."""
+    selection = None
+    costs = component_costs(partition, graph.n, graph.m)
+    if sources is not None:
+        selection = SourceRows(partition, sources)
+        costs = np.where(selection.needed(), costs, 0.0)
+    prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
+                         unit_weights=graph.unit_weights, backend=backend, dtype=dtype,
+                         dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
+    boundary_rows = choose_boundary_rows(prediction) if opts.sssp_method == "auto" else opts.sssp_method
+    if sources is not None and opts.sssp_method == "auto":  # what the wanted rows alone cost by each method
+        cost = pipeline_seconds(partition, sources, graph.n, graph.m, unit_weights=graph.unit_weights,
+                                backend=backend, dtype=dtype)
+        boundary_rows = min(cost, key=cost.get)
+    return selection, costs, prediction, boundary_rows
 
 
 def _judge_given_k(graph, k: int, prediction: dict, boundary_rows: str, backend: str, dtype, *, comm,
-                   log=None) -> None:
-    """Say in one line when a given k is predicted to take ten times what the cost model's k would.
+                   log=None, replace: bool = False) -> dict | None:
+    """Say in one line when a given k is predicted to take ten times what the cost model's k would, and
+    return ``{"k", "given_seconds", "choice"}`` when that k should be used instead (``replace``).
 
-    A k that puts most vertices on the boundary (a hub's neighbours) or makes components too large to
-    close can turn seconds into hours; the run keeps the k it was given, and the line says which k
-    the cost model predicts to be better and by how much.
+    A k that puts most vertices on the boundary (a star's leaves, a hub's neighbours) or makes components
+    too large to close can turn seconds into hours: the star of 100,000 leaves at k = 8 is predicted at
+    about 78,000 s on the CPU, the cost model's k at under 1,000 s.  Such a k is replaced when the plan
+    partitions for it (``replace``); a partition or plan file keeps its own k, and the line then says
+    which k would be better.  Every rank decides the same: the prediction and the cost model's choice
+    are the same everywhere.
     """
     given = float(prediction[boundary_rows]["total"])
     if given < SLOW_K_SECONDS:
-        return
+        return None
     choice = choose_k_everywhere(graph, backend, dtype, comm=comm)
     best = float(choice.get("predicted_seconds", {}).get("total", math.inf))
-    if best * 10 <= given and choice["k"] != k:
-        line = (f"k={k} is predicted to take {given:,.0f} s here, the cost model's k={choice['k']} {best:,.0f} s; "
-                "leave -k out to use it")
-        if log is not None:
-            log(f"note: {line}")
-        else:
-            warnings.warn(line, UserWarning, stacklevel=_outside_level())
+    if best * SLOW_K_FACTOR > given or choice["k"] == k:
+        return None
+    line = f"k={k} is predicted to take {given:,.0f} s here, the cost model's k={choice['k']} {best:,.0f} s; "
+    line += f"k={choice['k']} is used instead" if replace else "leave -k out to use it"
+    if log is not None:
+        log(f"note: {line}")
+    else:
+        warnings.warn(line, UserWarning, stacklevel=_outside_level())
+    return {"k": int(choice["k"]), "given_seconds": given, "choice": choice} if replace else None
 
 
 def _tell_precision(precision, requested, log) -> None:

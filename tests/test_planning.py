@@ -90,19 +90,43 @@ def test_a_plan_runs_only_on_as_many_ranks_as_it_was_made_for():
         execute(plan, graph, comm=TwoRanks())
 
 
-def test_a_given_k_far_slower_than_the_cost_models_is_named_in_one_line(monkeypatch):
+def test_a_given_k_far_slower_than_the_cost_models_is_replaced_in_one_line(monkeypatch, tmp_path):
     import fastapsp.planning as planning
+    from fastapsp.execute import execute
 
     monkeypatch.setattr(planning, "SLOW_K_SECONDS", 0.01)  # minnesota's k = 1 is predicted at seconds, not hours
     graph = fastapsp.read_graph(str(__import__("cli_util").DATA / "minnesota.mtx.gz"))
     lines = []
-    plan = make_plan(graph, SolveOptions(backend="numpy", k=1), comm=SerialComm(), log=lines.append)
-    assert plan.k == 1  # the given k is kept
-    assert len(lines) == 1 and lines[0].startswith("note: k=1 is predicted to take") and "leave -k out" in lines[0]
-    with pytest.warns(UserWarning, match="k=1 is predicted"):
-        fastapsp.plan(graph, k=1, backend="numpy")
+    plan = make_plan(graph, SolveOptions(backend="numpy", k=1, output="memory"), comm=SerialComm(),
+                     log=lines.append)
+    model = plan.k_choice["cost_model"]["k"]
+    assert model != 1 and plan.k == model and plan.k_choice["given"] == 1
+    assert plan.k_choice["rule"] == "cost model, given k replaced"
+    assert plan.k_choice["given_predicted_seconds"] > 10 * plan.k_choice["cost_model"]["predicted_seconds"]["total"]
+    assert len(lines) == 1 and lines[0].startswith("note: k=1 is predicted to take")
+    assert lines[0].endswith(f"k={model} is used instead")
+    assert sum(len(s) for s in plan.schedule) == int((plan.partition.sizes > 0).sum())  # scheduled for the new k
+    want = graph.to_scipy()
+    from scipy.sparse.csgraph import shortest_path
+    np.testing.assert_array_equal(execute(plan, graph, comm=SerialComm()).result,
+                                  shortest_path(want, directed=graph.directed).astype(np.float32))
+    with pytest.warns(UserWarning, match=f"k={model} is used instead"):
+        assert fastapsp.plan(graph, k=1, backend="numpy").k == model
+    # saved, the plan is taken back by a run that asks for the same k
+    saved = tmp_path / "plan.npz"
+    plan.save(saved, graph)
+    again = make_plan(graph, SolveOptions(backend="numpy", k=1), comm=SerialComm(),
+                      saved=planning.load_plan(saved, graph))
+    assert again.k == model and np.array_equal(again.partition.labels, plan.partition.labels)
+    # kept where imposed, and where the partition goes to a file: the line then says how to use the better k
+    for kept in (make_plan(graph, SolveOptions(backend="numpy", k=1), comm=SerialComm(), log=lines.append,
+                           force={"given_k": True}),
+                 make_plan(graph, SolveOptions(backend="numpy", k=1, partition_file=str(tmp_path / "p.npz")),
+                           comm=SerialComm(), log=lines.append)):
+        assert kept.k == 1 and kept.k_choice["rule"] == "given"
+        assert lines[-1].startswith("note: k=1 is predicted to take") and lines[-1].endswith("leave -k out to use it")
     lines.clear()
-    make_plan(graph, SolveOptions(backend="numpy", k=10), comm=SerialComm(), log=lines.append)
+    assert make_plan(graph, SolveOptions(backend="numpy", k=10), comm=SerialComm(), log=lines.append).k == 10
     assert lines == []  # a k near the cost model's: nothing to say
 
 
