@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""A scaling model of ``fastapsp solve``: from one-GPU stage seconds to the time on p GPUs, checked against
+measured multi-GPU reports.
+
+Inputs are ``fastapsp solve --report`` JSON files (``benchmarks/results/scaling/inputs/`` holds the ones
+used here).  A one-GPU report of a graph on a device is the *reference*; every prediction scales its
+per-stage seconds, first to the target graph (size laws), then to p ranks (rank laws).
+
+Size laws (a target graph described by n vertices, m arcs, k components of c = n/k vertices, B boundary
+vertices, b = B/k per component; the reference's values carry a 0):
+
+==================================  ==================================================
+stage                               seconds scale with
+==================================  ==================================================
+read, choose_k, partition           m / m0 (one pass over the arcs)
+local_fw                            n c^2 / (n0 c0^2) (k closures of c^3)
+boundary_graph                      (B / B0)^e, e fitted on the two sizes of one family
+                                    (``--family-exponent``; measured del20 -> del21)
+boundary_rows                       B n / (B0 n0) (a row of n per boundary vertex)
+min_plus, assemble                  n^2 b / (n0^2 b0) (every row of n through b hops)
+extract                             n / n0
+the rest (sssp, build, ...), other  n^2 / n0^2, and the report's seconds outside any
+                                    stage stay as they are
+==================================  ==================================================
+
+Rank laws (the schedule of the inputs: every rank closes every component and keeps its own):
+
+* serial stages stay: read, choose_k, partition, local_fw, boundary_graph, and the seconds outside any
+  stage, plus the process start (``startup_seconds``);
+* per-component stages (boundary_rows, extract, min_plus, assemble and the rest) divide by p, times the
+  schedule's imbalance ``ceil(k/p) p / k`` (whole components per rank);
+* the other schedule, each rank closes its share and the closed boundary rows travel, is also
+  evaluated: local_fw divides too, and ``B c`` distances of 4 bytes travel at the rate measured in the
+  inputs that shared them (``share_rows`` seconds, slowest rank included).  The prediction is the
+  smaller of the two totals; the table names the schedule.
+
+Targets: ``del21-unit`` as measured; ``del22-unit`` (2^22 points, m = 3n, c and b as del21); and
+``road-24M``, ``scripts/make_grid_road.py --rows 4899 --cols 4899`` (n = 24,000,201, m = 2n arcs of each
+direction, c as roadFLA's run, b = 4 sqrt(c): the crossings on the four sides of a square block) scaled
+from roadFLA.  Sizes beyond the references are extrapolations of these laws, not measurements; the GPU
+memory they need is not checked here.
+
+Multi-node use: every node needs the graph file, or its binary cache (``--graph-cache DIR``), on
+storage all nodes see, and one rank per GPU; the first rank of each node reads (fastapsp/io/nodes.py).
+``slurm/multi_node.sbatch`` runs it; slurm/README.md says how.
+
+    python benchmarks/scaling_model.py                         # the stored inputs
+    python benchmarks/scaling_model.py --reports r1.json r2.json --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INPUTS = os.path.join(HERE, "results", "scaling", "inputs")
+GPUS = (1, 2, 4, 8, 64)
+
+SERIAL = ("read", "choose_k", "partition", "local_fw", "boundary_graph")
+DIVIDED = ("boundary_rows", "extract", "min_plus", "assemble", "sssp", "build", "floyd_warshall", "stats",
+           "host_copy", "write")
+BYTES_PER_DISTANCE = 4  # float32, the dtype of the inputs
+
+
+def load(paths) -> list[dict]:
+    """The solve reports among ``paths`` (files with per-stage seconds)."""
+    reports = []
+    for path in paths:
+        with open(path) as fh:
+            report = json.load(fh)
+        if isinstance(report.get("stages"), dict) and "total_seconds" in report:
+            report["_path"] = os.path.basename(path)
+            reports.append(report)
+    return reports
+
+
+def device_of(report: dict) -> str:
+    return str(report.get("device", "?")).split(" ", 1)[-1]
+
+
+def spec_of(report: dict) -> dict:
+    n, k = report["n"], report["k"]
+    return {"n": n, "m": report["m"], "k": k, "c": n / k, "B": report["boundary_vertices"],
+            "b": report["boundary_vertices"] / k}
+
+
+def references(reports) -> dict:
+    """``(graph, device) -> one-GPU report`` (the fastest where there are several)."""
+    best: dict = {}
+    for r in reports:
+        if r.get("ranks", 1) == 1:
+            key = (r["graph"], device_of(r))
+            if key not in best or r["total_seconds"] < best[key]["total_seconds"]:
+                best[key] = r
+    return best
+
+
+def family_exponent(refs: dict, small: str = "del20-unit", large: str = "del21-unit") -> float | None:
+    """The exponent e of boundary_graph ~ B^e from two sizes of one family on one device."""
+    for (graph, device), r in refs.items():
+        other = refs.get((large, device))
+        if graph == small and other is not None:
+            b0, b1 = r["boundary_vertices"], other["boundary_vertices"]
+            s0, s1 = r["stages"]["boundary_graph"], other["stages"]["boundary_graph"]
+            if b1 != b0 and s0 > 0 and s1 > 0:
+                return math.log(s1 / s0) / math.log(b1 / b0)
+    return None
+
+
+def share_rate(reports) -> float | None:
+    """Bytes per second of the closed boundary rows' allgather, pooled over the reports that shared them."""
+    sent = seconds = 0.0
+    for r in reports:
+        t = r["stages"].get("share_rows", 0.0)
+        if r.get("ranks", 1) > 1 and t > 0.01:
+            s = spec_of(r)
+            sent += s["B"] * s["c"] * BYTES_PER_DISTANCE
+            seconds += t
+    return sent / seconds if seconds else None
+
+
+def scaled_stages(ref: dict, target: dict, exponent: float) -> dict:
+    """The reference's stage seconds scaled to the target graph by the size laws."""
+    s0 = spec_of(ref)
+    n, n0 = target["n"], s0["n"]
+    law = {
+        "read": target["m"] / s0["m"], "choose_k": target["m"] / s0["m"], "partition": target["m"] / s0["m"],
+        "local_fw": n * target["c"] ** 2 / (n0 * s0["c"] ** 2),
+        "boundary_graph": (target["B"] / s0["B"]) ** exponent,
+        "boundary_rows": target["B"] * n / (s0["B"] * n0),
+        "min_plus": n * n * target["b"] / (n0 * n0 * s0["b"]),
+        "assemble": n * n * target["b"] / (n0 * n0 * s0["b"]),
+        "extract": n / n0,
+    }
+    stages = {name: seconds * law.get(name, (n / n0) ** 2) for name, seconds in ref["stages"].items()
+              if name != "share_rows"}
+    stages["other"] = max(0.0, ref["total_seconds"] - sum(ref["stages"].values()))
+    return stages
+
+
+def predict(stages: dict, target: dict, p: int, rate: float | None, startup: float) -> dict:
+    """Seconds on p ranks under both schedules; the smaller is the prediction."""
+    k = target["k"]
+    imbalance = math.ceil(k / p) * p / k
+    serial = sum(stages.get(s, 0.0) for s in SERIAL) + stages["other"] + startup
+    divided = sum(stages.get(s, 0.0) for s in DIVIDED) * imbalance / p
+    everywhere = serial + divided
+    out = {"p": p, "imbalance": round(imbalance, 4), "serial": serial, "divided": divided,
+           "close_everywhere": everywhere, "total": everywhere, "schedule": "every rank closes every component"}
+    if p > 1 and rate:
+        traffic = target["B"] * target["c"] * BYTES_PER_DISTANCE / rate
+        shared = everywhere - stages.get("local_fw", 0.0) * (1 - imbalance / p) + traffic
+        out["close_share"] = shared
+        if shared < everywhere:
+            out.update(total=shared, schedule="each rank closes its share, rows travel")
+    return out
+
+
+def stage_misses(stages: dict, report: dict, imbalance: float, startup: float, count: int = 3) -> list:
+    """The ``count`` stages (the process start and the seconds outside any stage included) that the
+    prediction of ``report`` missed most: ``(stage, measured - predicted seconds)``."""
+    p = report["ranks"]
+    measured = dict(report["stages"], other=report["total_seconds"] - sum(report["stages"].values()),
+                    startup=report.get("startup_seconds") or 0.0)
+    predicted = {name: seconds * (imbalance / p if name in DIVIDED else 1.0) for name, seconds in stages.items()}
+    misses = {name: measured.get(name, 0.0) - predicted.get(name, 0.0) for name in set(measured) | set(predicted)
+              if name not in ("share_rows", "startup")}
+    misses["startup"] = measured["startup"] - startup  # the reference's process start is predicted
+    return sorted(((name, round(miss, 3)) for name, miss in misses.items()), key=lambda x: -abs(x[1]))[:count]
+
+
+def targets(refs: dict) -> list[tuple[str, str, dict]]:
+    """``(name, reference graph, spec)`` of the graphs the table predicts."""
+    out = []
+    for (graph, _), r in refs.items():
+        if graph == "del21-unit":
+            s = spec_of(r)
+            out.append(("del21-unit", graph, s))
+            n = 1 << 22
+            k = round(n / s["c"])
+            out.append(("del22-unit", graph, {"n": n, "m": 3 * n, "k": k, "c": n / k, "B": s["b"] * k, "b": s["b"]}))
+        if graph == "roadFLA":
+            c = spec_of(r)["c"]
+            n = 4899 * 4899
+            k = round(n / c)
+            b = 4 * math.sqrt(n / k)
+            out.append(("road-24M", graph, {"n": n, "m": 2 * n, "k": k, "c": n / k, "B": b * k, "b": b}))
+    return sorted({(a, b, json.dumps(c, sort_keys=True)) for a, b, c in out})
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Predict fastapsp solve times on 1-64 GPUs from stage seconds.")
+    parser.add_argument("--reports", nargs="*", help="solve reports (default: benchmarks/results/scaling/inputs)")
+    parser.add_argument("--family-exponent", type=float, help="e of boundary_graph ~ B^e (default: fitted)")
+    parser.add_argument("--json", metavar="FILE", help="also write the tables as JSON")
+    args = parser.parse_args(argv)
+    reports = load(args.reports or sorted(glob.glob(os.path.join(INPUTS, "*.json"))))
+    refs = references(reports)
+    if not refs:
+        print("scaling_model: no one-GPU report among the inputs", file=sys.stderr)
+        return 1
+    exponent = args.family_exponent or family_exponent(refs) or 1.5
+    rate = share_rate(reports)
+    print(f"boundary_graph ~ B^{exponent:.2f}; shared rows travel at "
+          f"{'unmeasured' if rate is None else f'{rate / 1e9:.2f} GB/s'}")
+    table, checks = [], []
+    print("\npredictions (seconds)")
+    print(f"{'graph':<11} {'device':<22} " + " ".join(f"{p:>9}" for p in GPUS) + "  schedule at 64")
+    for name, ref_graph, spec_text in targets(refs):
+        spec = json.loads(spec_text)
+        for (graph, device), ref in sorted(refs.items()):
+            if graph != ref_graph:
+                continue
+            stages = scaled_stages(ref, spec, exponent)
+            rows = [predict(stages, spec, p, rate, ref.get("startup_seconds") or 0.0) for p in GPUS]
+            table.append({"graph": name, "device": device, "reference": ref["_path"], "spec": spec, "rows": rows})
+            print(f"{name:<11} {device:<22} " + " ".join(f"{r['total']:>9.1f}" for r in rows)
+                  + f"  {rows[-1]['schedule']}")
+    print("\npredicted vs measured (multi-GPU reports)")
+    for r in sorted(reports, key=lambda r: (r["graph"], r["ranks"])):
+        if r.get("ranks", 1) < 2:
+            continue
+        ref = refs.get((r["graph"], device_of(r)))
+        if ref is None:
+            print(f"{r['_path']}: no one-GPU report of {r['graph']} on {device_of(r)}")
+            continue
+        spec = spec_of(r)
+        stages = scaled_stages(ref, spec, exponent)
+        got = predict(stages, spec, r["ranks"], rate, ref.get("startup_seconds") or 0.0)
+        schedule = r.get("local_closures") or ("each rank closes its share"
+                                               if r["stages"].get("share_rows", 0) > 0.01 else "unknown")
+        want = got["close_share"] if "share" in schedule and "close_share" in got else got["close_everywhere"]
+        measured = r["total_seconds"] + (r.get("startup_seconds") or 0.0)
+        error = (want - measured) / measured
+        misses = stage_misses(stages, r, got["imbalance"], ref.get("startup_seconds") or 0.0)
+        checks.append({"report": r["_path"], "graph": r["graph"], "ranks": r["ranks"], "k": r["k"],
+                       "schedule": schedule, "predicted": round(want, 3), "measured": round(measured, 3),
+                       "relative_error": round(error, 4), "largest_misses": misses})
+        print(f"{r['_path']:<62} p={r['ranks']} k={r['k']:<5} predicted {want:7.2f} s  measured "
+              f"{measured:7.2f} s  ({error:+.0%})  measured - predicted: "
+              + ", ".join(f"{name} {miss:+.2f}" for name, miss in misses))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"exponent": exponent, "share_rate_bytes_per_s": rate, "predictions": table,
+                       "checks": checks}, fh, indent=2)
+            fh.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""benchmarks/scaling_model.py on the stored reports: the laws give back what was measured on one GPU, more
+GPUs never take longer, and every stored multi-GPU report is checked."""
+
+import importlib.util
+import json
+import math
+
+import pytest
+
+from cli_util import ROOT
+
+INPUTS = ROOT / "benchmarks" / "results" / "scaling" / "inputs"
+
+
+@pytest.fixture(scope="module")
+def model():
+    spec = importlib.util.spec_from_file_location("scaling_model", ROOT / "benchmarks" / "scaling_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tables(model, tmp_path_factory):
+    out = tmp_path_factory.mktemp("model") / "model.json"
+    assert model.main(["--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_every_target_on_every_gpu_count(tables, model):
+    names = {(t["graph"], t["device"]) for t in tables["predictions"]}
+    assert {"del21-unit", "del22-unit", "road-24M"} <= {g for g, _ in names}
+    for t in tables["predictions"]:
+        totals = [row["total"] for row in t["rows"]]
+        assert [row["p"] for row in t["rows"]] == list(model.GPUS)
+        assert all(a >= b for a, b in zip(totals, totals[1:])), t["graph"]
+        assert all(row["serial"] <= row["total"] + 1e-9 for row in t["rows"])
+
+
+def test_one_gpu_prediction_of_a_reference_is_its_measurement(tables, model):
+    refs = model.references(model.load(sorted(INPUTS.glob("*.json"))))
+    ref = refs[("del21-unit", "NVIDIA H200")]
+    row = next(t for t in tables["predictions"] if t["graph"] == "del21-unit" and t["device"] == "NVIDIA H200")
+    assert math.isclose(row["rows"][0]["total"], ref["total_seconds"] + ref["startup_seconds"], rel_tol=1e-6)
+
+
+def test_the_laws_scale_each_stage(model):
+    ref = {"n": 100, "m": 300, "k": 10, "boundary_vertices": 20, "total_seconds": 10.0,
+           "stages": {"read": 1.0, "local_fw": 1.0, "boundary_graph": 1.0, "boundary_rows": 1.0, "min_plus": 1.0,
+                      "extract": 1.0}}
+    target = {"n": 200, "m": 600, "k": 20, "c": 10.0, "B": 40, "b": 2.0}
+    got = model.scaled_stages(ref, target, 2.0)
+    assert got["read"] == 2 and got["local_fw"] == 2 and got["boundary_graph"] == 4
+    assert got["boundary_rows"] == 4 and got["min_plus"] == 4 and got["extract"] == 2 and got["other"] == 4
+    rows = model.predict(got, target, 4, None, 0.5)
+    assert rows["imbalance"] == 1.0 and math.isclose(rows["divided"], (4 + 4 + 2) / 4)
+    assert math.isclose(rows["total"], 0.5 + 2 + 2 + 4 + 4 + 10 / 4)
+    assert model.predict(got, {**target, "k": 6}, 4, None, 0.0)["imbalance"] == pytest.approx(8 / 6, abs=1e-4)
+
+
+def test_every_multi_gpu_report_is_checked(tables, model):
+    multi = [r for r in model.load(sorted(INPUTS.glob("*.json"))) if r["ranks"] > 1]
+    assert len(tables["checks"]) == len(multi) >= 5
+    for check in tables["checks"]:
+        assert check["measured"] > 0 and check["predicted"] > 0
+        assert abs(check["relative_error"]) < 0.6, check
