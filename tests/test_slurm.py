@@ -282,6 +282,45 @@ def test_single_node_sbatch_two_cpu_ranks(cluster, tmp_path, launcher):
     assert (tmp_path / "cupy").is_dir()
 
 
+def _large_text_graph(path):
+    """A small graph in a text of more than the cache's 8 MiB: 300 vertices, 700,000 weighted arcs (parallel
+    arcs keep the lightest), so that its cache is written and the APSP stays quick.  Weights are written
+    as reals with whole values, so that float32 sums are exact."""
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(1, 301, 700_000), rng.integers(1, 301, 700_000)
+    weights = rng.integers(1, 10_000, 700_000)
+    with open(path, "w") as fh:
+        fh.write(f"%%MatrixMarket matrix coordinate real general\n300 300 {src.size}\n")
+        fh.writelines(f"{a} {b} {w}.0\n" for a, b, w in zip(src, dst, weights))
+    from fastapsp import read_graph
+    from scipy.sparse.csgraph import shortest_path
+
+    return shortest_path(read_graph(path).to_scipy(), method="D", directed=True).astype(np.float32)
+
+
+def test_multi_node_sbatch_two_ranks_and_the_graph_cache(cluster, tmp_path):
+    """multi_node.sbatch as far as one node goes: 2 tasks; the first run writes the cache into GRAPH_CACHE,
+    the second maps it (its record is not written again) and gives the same distances."""
+    graph, caches = tmp_path / "big.mtx", tmp_path / "caches"
+    caches.mkdir()
+    want = _large_text_graph(graph)
+    assert graph.stat().st_size > 8 << 20
+    meta = caches / "big.mtx.mtx.fastapsp-csr" / "meta.json"
+    stamps = []
+    for run in (1, 2):
+        out, report, log = tmp_path / f"d{run}.npy", tmp_path / f"r{run}.json", tmp_path / f"job{run}.out"
+        proc, job_log = cluster.sbatch(
+            "--nodes=1", "--ntasks=2", "--ntasks-per-node=2", "--gpus-per-task=0", SLURM / "multi_node.sbatch",
+            log=log, GRAPH=graph, GRAPH_CACHE=caches, K=4, BACKEND="numpy", OUTPUT=out, REPORT=report,
+            LAUNCHER="srun", SRUN_MPI="pmi2", PYTHON=sys.executable, CUPY_CACHE_DIR=tmp_path / "cupy")
+        assert proc.returncode == 0, f"{proc.stdout}{proc.stderr}\n{job_log}\n{cluster.diagnostics()}"
+        assert "--graph-cache" in job_log and json.loads(report.read_text())["ranks"] == 2
+        np.testing.assert_array_equal(np.load(out), want)
+        assert meta.is_file()
+        stamps.append(meta.stat().st_mtime_ns)
+    assert stamps[0] == stamps[1]
+
+
 def test_compare_array_reuses_partitions(cluster, tmp_path):
     configs = tmp_path / "configs.txt"
     configs.write_text(f"# two partitioners\n{MINNESOTA} 4 metis\n\n{MINNESOTA} 4 kahip-fast --dtype float64\n")
