@@ -24,8 +24,11 @@ So only the node's first rank, its *reader*, opens the file:
 Compared with every rank reading the file and parsing a share of it, the file
 is read, decompressed and checked once per node instead of once per rank, the
 node's other ranks never hold its text, and the CSR is built once per node.
-A communicator that cannot tell nodes apart (one without ``Split_type``)
-counts every rank as a node of its own: every rank reads, as before.
+A node whose first rank may use fewer cores than the node has ranks (``srun``
+gives one core per task unless ``--cpus-per-task`` says more) would parse
+slower alone than its ranks do together: there every rank reads and parses a
+share.  A communicator that cannot tell nodes apart (one without
+``Split_type``) counts every rank as a node of its own: every rank reads.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph
+from .parallel import available_cores
 from .share import Shared
 
 __all__ = ["read_on_nodes", "split_nodes"]
@@ -42,16 +46,25 @@ _CHUNK = 1 << 28
 
 
 def split_nodes(comm):
-    """``(node, readers)``: the ranks of ``comm`` on this node, and the first rank of every node (None on the
-    node's other ranks).  ``node`` is None when ``comm`` cannot tell nodes apart: every rank reads."""
+    """``(node, readers)``: the ranks of ``comm`` on this node, and the ranks that read (None on the others).
+
+    The readers are the first rank of every node, or every rank of a node whose first rank may run on fewer
+    cores than the node has ranks (one core per rank, as ``srun`` gives by default): there the ranks parse a
+    share each, as one reader's workers would.  ``node`` is None where every rank of the node reads, and when
+    ``comm`` cannot tell nodes apart (it has no ``Split_type``).
+    """
     if not hasattr(comm, "Split_type"):
         return None, comm
     from mpi4py import MPI
 
     node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
-    readers = comm.Split(0 if node.rank == 0 else MPI.UNDEFINED, key=comm.rank)
+    everyone = node.bcast(available_cores() < node.size if node.rank == 0 else None, root=0)
+    readers = comm.Split(0 if everyone or node.rank == 0 else MPI.UNDEFINED, key=comm.rank)
     if readers == MPI.COMM_NULL:
         readers = None
+    if everyone:
+        node.Free()
+        node = None
     return node, readers
 
 

@@ -85,20 +85,17 @@ def parse_parallel(body: bytes, starts: np.ndarray, *, cores: int | None = None)
     first = [ntokens * r // runs for r in range(runs + 1)]  # token index where each run starts
     bounds = [int(starts[t]) for t in first[:-1]] + [len(body)]
     shared = mmap.mmap(-1, 8 * ntokens)  # anonymous and shared: the workers write, the parent reads
-    try:
-        kinds = _run_all(context, body, shared, bounds, first, range(runs), try_int=True)
-        if kinds is None:
+    kinds = _run_all(context, body, shared, bounds, first, range(runs), try_int=True)
+    if kinds is None:
+        return None
+    if all(k == _INT for k in kinds):
+        dtype = np.int64
+    else:
+        again = [r for r, k in enumerate(kinds) if k == _INT]
+        if again and _run_all(context, body, shared, bounds, first, again, try_int=False) is None:
             return None
-        if all(k == _INT for k in kinds):
-            dtype = np.int64
-        else:
-            again = [r for r, k in enumerate(kinds) if k == _INT]
-            if again and _run_all(context, body, shared, bounds, first, again, try_int=False) is None:
-                return None
-            dtype = np.float64
-        return np.frombuffer(shared, dtype=dtype).copy()
-    finally:
-        shared.close()
+        dtype = np.float64
+    return np.frombuffer(shared, dtype=dtype)  # the array keeps the mapping; it is unmapped with the array
 
 
 def _run_all(context, body, shared, bounds, first, which, *, try_int: bool):
