@@ -37,6 +37,11 @@ most ``MAX_UNUSED_VERTICES`` (2**24) vertices may appear in no edge: memory is
 never sized from a declared count, or one stray large id, that the data does
 not bear out.
 
+The numbers of a text of 4 MiB or more are parsed by one worker process per
+core this process may use (:mod:`fastapsp.io.parallel`), with the values and
+the messages of a parse in one process.  Under MPI one rank per node reads the
+file and gives the graph to the others (:mod:`fastapsp.io.nodes`).
+
 Every reader drops self loops, keeps the lightest of parallel arcs and keeps
 zero weights (see :meth:`Graph.from_edges`).  Bad input raises
 :class:`~fastapsp.errors.GraphFormatError` with one line of the form
