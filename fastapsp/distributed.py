@@ -1,5 +1,6 @@
 """What the ranks of a run do together: choose k and partition on rank 0 and hear it everywhere,
-shape the boundary graph's level tree once, close the components and share their boundary rows.
+shape the boundary graph's level tree once, close the components and share their boundary rows,
+and send each rank what it lacks of the upper levels' closures (:func:`exchange`).
 
 Every function takes the communicator (``comm``); a failure on one rank is raised
 on every rank (:func:`fastapsp.comm.run_phase`) or ends the job (:func:`fastapsp.comm.run_or_abort`).

@@ -152,6 +152,31 @@ def test_ranks_make_the_upper_rows_of_their_own_super_groups(xp, monkeypatch, ra
     assert len(made) <= len(set(made)) + (ranks - 1) * upper
 
 
+def test_components_announced_keep_only_the_upper_rows_they_need(xp, monkeypatch):
+    """BoundaryGraph(components=...): the interior rows of a level are kept for the super-groups above
+    those components only (the ones whose rows are then made), and other components are refused."""
+    side = 24
+    graph = _grid(side, np.random.default_rng(9))
+    ids = np.arange(side * side)
+    labels = (ids // side // 4) * 6 + (ids % side) // 4
+    part = make_partition(graph, labels, 36, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    tree = LevelTree(graph, part, seed=42, dense_limit=40, super_size=30)
+    mine = [int(p) for p in tree.order()[:5]]
+    made = _count_full_rows(monkeypatch)
+    bg = _levels(graph, part, xp, tree=tree, components=mine)
+    ref = reference_apsp(graph)
+    for p, rows in bg.boundary_rows(mine):
+        vertices, nb = part.component(p)
+        np.testing.assert_array_equal(host(rows), ref[vertices[:nb]], err_msg=f"component {p}")
+    held = {(level, s) for level, lev in enumerate(bg.levels) for s in lev.inner}
+    top = len(bg.levels) - 1
+    assert {(level, s) for level, s in made} | {(top, 0)} == held  # every row kept is used, the top's too
+    assert len(held) < sum(lev.k for lev in bg.levels[1:])  # and not every super-group's
+    other = next(p for p in range(part.k) if p not in mine)
+    with pytest.raises(ValueError, match=rf"components: \[{other}\] were not among"):
+        next(bg.boundary_rows([other]))
+
+
 def test_a_tree_of_another_partition_is_refused():
     graph = random_graph(np.random.default_rng(1), n=30, m=60, directed=False, weighted=True)
     tree = LevelTree(graph, partition_graph(graph, 3), dense_limit=8, super_size=4)
