@@ -307,7 +307,8 @@ class LevelTree:
     def ordinals(self) -> list[np.ndarray]:
         """For every level, each group's place in the tree's depth-first order: groups
         of the same super-group are consecutive, and so, level by level, up to the top."""
-        ordinal = [np.arange(self.nb[-1].size, dtype=np.int64)] if self.steps else []  # the last level: one group, or several without boundary
+        # The last level: one group, or several that no arc joins (no boundary left).
+        ordinal = [np.arange(self.nb[-1].size, dtype=np.int64)] if self.steps else []
         for step in reversed(self.steps):
             order = np.lexsort((np.arange(step.super_of.size), ordinal[0][step.super_of]))
             place = np.empty(order.size, dtype=np.int64)
