@@ -1,6 +1,6 @@
 """What the ranks of a run do together: choose k and partition on rank 0 and hear it everywhere,
-shape the boundary graph's level tree once, close the components and share their boundary rows,
-and send each rank what it lacks of the upper levels' closures (:func:`exchange`).
+shape the boundary graph's level tree once, close the components and share their boundary rows.
+(The upper levels' closures travel inside :class:`~fastapsp.stages.boundary_graph.BoundaryGraph`.)
 
 Every function takes the communicator (``comm``); a failure on one rank is raised
 on every rank (:func:`fastapsp.comm.run_phase`) or ends the job (:func:`fastapsp.comm.run_or_abort`).
@@ -23,8 +23,7 @@ from .schedule import component_costs, schedule_in_order
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree
 from .timing import StageTimer
 
-__all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks",
-           "exchange"]
+__all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks"]
 
 
 def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0) -> dict:
@@ -135,8 +134,6 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
 
 
 _MPI_COUNT_LIMIT = 2**31 - 1  # elements of one Allgatherv's buffer (MPI's int counts and displacements)
-_MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message; longer ones go in pieces
-_EXCHANGE_TAG = 24
 
 
 def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
@@ -176,37 +173,3 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
     return gathered
 
 
-
-def exchange(sends: list, counts: list, *, comm, dtype) -> list:
-    """Each rank sends every other rank its own flat host array and receives one from each.
-
-    ``sends[r]`` (1-d, ``dtype``, on the host) goes to rank ``r``; ``counts[r]``
-    elements come from rank ``r``, which must be the size of what rank ``r``
-    sends here (every caller derives both from the same plan).  Pairs with
-    nothing to say exchange no message; longer messages than MPI's int counts
-    allow go in pieces.  All sends and receives are posted at once, so no order
-    of the ranks can deadlock.  Returns the received arrays, ``[r]`` for rank
-    ``r`` (an empty array for this rank itself).
-    """
-    dtype = np.dtype(dtype)
-    me = comm.rank
-    received = [np.empty(0 if r == me else int(counts[r]), dtype=dtype) for r in range(comm.size)]
-    if comm.size == 1:
-        return received
-    from mpi4py import MPI
-
-    requests, outgoing = [], []  # the buffers stay referenced until every request is done
-    for r in range(comm.size):
-        if r == me:
-            continue
-        for first in range(0, received[r].size, _MESSAGE_LIMIT):
-            requests.append(comm.Irecv(received[r][first : first + _MESSAGE_LIMIT], source=r, tag=_EXCHANGE_TAG))
-    for r in range(comm.size):
-        if r == me:
-            continue
-        send = np.ascontiguousarray(sends[r], dtype=dtype)
-        outgoing.append(send)
-        for first in range(0, send.size, _MESSAGE_LIMIT):
-            requests.append(comm.Isend(send[first : first + _MESSAGE_LIMIT], dest=r, tag=_EXCHANGE_TAG))
-    MPI.Request.Waitall(requests)
-    return received

@@ -38,7 +38,7 @@ closed by every rank that makes rows: one rank closing it would make the
 others wait for the closure and then for its ``c_top**2`` distances, however
 large it is.  Then, once per level, each rank sends every other rank what it
 lacks, point to point, in one message per pair of ranks
-(:func:`fastapsp.distributed.exchange`; device arrays travel as host copies).
+(device arrays travel as host copies, as the components' rows do).
 For the super-groups ``s`` of a level (``c_s`` vertices, ``nb_s`` of them on
 its boundary), ``K_r`` those rank ``r`` closes and ``N_r`` those whose rows it
 makes (the ancestors of its components), rank ``r`` receives::
@@ -77,6 +77,8 @@ _TILE = 64  # column tile of grouped_min_plus.cu
 BATCH_ROWS = 128  # boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches),
 BATCH_BYTES = 512 << 20  # and at most this many bytes of them (fewer rows on graphs of many vertices)
 CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
+_MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper levels; longer ones go in pieces
+_EXCHANGE_TAG = 24
 
 
 def close_components(indptr, indices, weights, partition, components, *, dtype):
@@ -409,6 +411,41 @@ def _needed(tree: LevelTree, components) -> list[np.ndarray]:
     return out
 
 
+def _send_receive(sends: list, counts: list, *, comm, dtype) -> list:
+    """Each rank sends every other rank its own flat host array and receives one from each.
+
+    ``sends[r]`` (1-d, ``dtype``, on the host) goes to rank ``r``; ``counts[r]``
+    elements come from rank ``r``, which must be the size of what rank ``r``
+    sends here (both sides derive it from the same plan).  Pairs with
+    nothing to say exchange no message; longer messages than MPI's int counts
+    allow go in pieces.  All sends and receives are posted at once, so no order
+    of the ranks can deadlock.  Returns the received arrays, ``[r]`` for rank
+    ``r`` (an empty array for this rank itself).
+    """
+    dtype = np.dtype(dtype)
+    me = comm.rank
+    received = [np.empty(0 if r == me else int(counts[r]), dtype=dtype) for r in range(comm.size)]
+    if comm.size == 1:
+        return received
+    from mpi4py import MPI
+
+    requests, outgoing = [], []  # the buffers stay referenced until every request is done
+    for r in range(comm.size):
+        if r == me:
+            continue
+        for first in range(0, received[r].size, _MESSAGE_LIMIT):
+            requests.append(comm.Irecv(received[r][first : first + _MESSAGE_LIMIT], source=r, tag=_EXCHANGE_TAG))
+    for r in range(comm.size):
+        if r == me:
+            continue
+        send = np.ascontiguousarray(sends[r], dtype=dtype)
+        outgoing.append(send)
+        for first in range(0, send.size, _MESSAGE_LIMIT):
+            requests.append(comm.Isend(send[first : first + _MESSAGE_LIMIT], dest=r, tag=_EXCHANGE_TAG))
+    MPI.Request.Waitall(requests)
+    return received
+
+
 class BoundaryGraph:
     """The levels of the boundary-graph method for one partitioned graph.
 
@@ -545,8 +582,6 @@ class BoundaryGraph:
         arguments).  Returns ``{s: (L_s[:nb_s], L_s[nb_s:] or None)}`` of the
         super-groups received.
         """
-        from ..distributed import exchange
-
         xp, ranks, me = self.xp, comm.size, comm.rank
         sizes = np.diff(step.starts)
 
@@ -560,7 +595,7 @@ class BoundaryGraph:
             flat = xp.concatenate(pieces) if pieces else xp.empty(0, dtype=self.dtype)
             sends.append(flat.get() if hasattr(flat, "get") else flat)
         counts = [0 if o == me else sum(rows * int(sizes[s]) for s, rows in parts(o, me)) for o in range(ranks)]
-        got = exchange(sends, counts, comm=comm, dtype=self.dtype)
+        got = _send_receive(sends, counts, comm=comm, dtype=self.dtype)
         self.received_bytes.append(sum(counts) * self.dtype.itemsize)
         received = {}
         for o in range(ranks):
