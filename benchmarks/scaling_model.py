@@ -210,7 +210,7 @@ def main(argv=None) -> int:
           f"{'unmeasured' if rate is None else f'{rate / 1e9:.2f} GB/s'}")
     table, checks = [], []
     print("\npredictions (seconds)")
-    print(f"{'graph':<11} {'device':<22} " + " ".join(f"{p:>9}" for p in GPUS) + "  schedule at 64")
+    print(f"{'graph':<11} {'device':<22} " + " ".join(f"{p:>9}" for p in GPUS) + "  largest stage at 64, schedule")
     for name, ref_graph, spec_text in targets(refs):
         spec = json.loads(spec_text)
         for (graph, device), ref in sorted(refs.items()):
@@ -218,9 +218,14 @@ def main(argv=None) -> int:
                 continue
             stages = scaled_stages(ref, spec, exponent)
             rows = [predict(stages, spec, p, rate, ref.get("startup_seconds") or 0.0) for p in GPUS]
-            table.append({"graph": name, "device": device, "reference": ref["_path"], "spec": spec, "rows": rows})
+            last = rows[-1]
+            shares = {name_: seconds * (last["imbalance"] / last["p"] if name_ in DIVIDED else 1.0)
+                      for name_, seconds in stages.items()}
+            top = max(shares, key=shares.get)
+            table.append({"graph": name, "device": device, "reference": ref["_path"], "spec": spec, "rows": rows,
+                          "stages_one_gpu": stages})
             print(f"{name:<11} {device:<22} " + " ".join(f"{r['total']:>9.1f}" for r in rows)
-                  + f"  {rows[-1]['schedule']}")
+                  + f"  {top} {shares[top]:.1f} s, {last['schedule']}")
     print("\npredicted vs measured (multi-GPU reports)")
     for r in sorted(reports, key=lambda r: (r["graph"], r["ranks"])):
         if r.get("ranks", 1) < 2:

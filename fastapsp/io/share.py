@@ -1,7 +1,8 @@
 """One file read by several ranks: each parses a share of the arc lines, and every rank gets every arc.
 
-Under MPI every rank reads the same file.  Reading its bytes and
-decompressing them is quick; parsing the numbers and checking them is not (on
+Under MPI the ranks that read the file are one per node (:mod:`fastapsp.io.nodes`),
+or every rank of a node that has fewer cores than ranks; here they are the
+ranks of ``comm``.  Reading the bytes and decompressing them is quick; parsing the numbers and checking them is not (on
 the 2^20 Delaunay graph, 3.1 million lines, it was a good part of the read, and
 with four ranks on one host each parsing everything the read took 2.1 s where
 one process took 1.1 s).  For the formats of one arc per line (``mtx``,
