@@ -170,3 +170,23 @@ def test_one_core_or_a_small_body_parses_in_one_process(monkeypatch):
     assert parallel.parse_parallel(body, _token_starts(body), cores=1) is None
     assert parallel.parse_parallel(body, _token_starts(body), cores=8) is None  # below PARALLEL_FROM_BYTES
     assert parallel.available_cores() >= 1
+
+
+def test_a_worker_that_cannot_start_leaves_the_parse_to_one_process(forced, monkeypatch, tmp_path):
+    started = []
+
+    class Refused:
+        def __init__(self, **kwargs):
+            self.exitcode = None
+
+        def start(self):
+            if started:
+                raise OSError("fork: Resource temporarily unavailable")
+            started.append(self)
+
+        def join(self):
+            self.exitcode = 0
+
+    monkeypatch.setattr(parallel, "_fork_context", lambda: type("C", (), {"Process": Refused})())
+    _like_serial(_mtx(tmp_path, _lines(6), size="40 40 200"), monkeypatch)
+    assert forced == [False] and len(started) == 1

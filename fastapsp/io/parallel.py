@@ -102,20 +102,25 @@ def _run_all(context, body, shared, bounds, first, which, *, try_int: bool):
     """Parse the runs ``which`` in one worker each; their kinds (_INT or _FLOAT) in that order, or None when
     some run failed."""
     workers = []
-    with warnings.catch_warnings():
-        # Python 3.12+ warns about fork in a process with threads; the workers run NumPy's parser only and
-        # leave with os._exit, touching no lock another thread may hold.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for r in which:
-            worker = context.Process(target=_parse_run, daemon=True,
-                                     args=(body, shared, bounds[r], bounds[r + 1], first[r], first[r + 1], try_int))
-            worker.start()
-            workers.append(worker)
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns about fork in a process with threads; the workers run NumPy's parser only
+            # and leave with os._exit, touching no lock another thread may hold, and no MPI function.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for r in which:
+                worker = context.Process(target=_parse_run, daemon=True, args=(
+                    body, shared, bounds[r], bounds[r + 1], first[r], first[r + 1], try_int))
+                worker.start()
+                workers.append(worker)
+    except (OSError, AssertionError):  # no process left to fork, or this one is a daemon: parse in one
+        started = False
+    else:
+        started = True
     kinds = []
     for worker in workers:
         worker.join()
         kinds.append(worker.exitcode)
-    if any(k not in (_INT, _FLOAT) for k in kinds):
+    if not started or any(k not in (_INT, _FLOAT) for k in kinds):
         return None
     return kinds
 
