@@ -2,8 +2,8 @@
 
 Every stage is counted in *relaxations* (one ``a + b`` compared with a
 running minimum) and divided by a rate measured for the backend.  The rates
-come from the benchmark runs recorded in ``benchmarks/results/`` (one H100 for
-``cupy``, the 2-core development machine for ``numpy``); they give the order of
+come from benchmark runs (``benchmarks/``) on one H100 for ``cupy`` and on the
+2-core development machine for ``numpy``; they give the order of
 magnitude that choosing needs, not a promise.  The report holds the predicted
 seconds beside the measured ones.
 """
@@ -40,12 +40,14 @@ def _rates(backend: str, dtype) -> dict:
 
 
 def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
-            dense_limit: int = 16384, super_size: int = 2048) -> dict:
+            dense_limit: int = 16384, super_size: int = 2048, whole_rows: bool = True) -> dict:
     """Predicted seconds of every stage for components of ``sizes`` with ``boundary`` vertices each.
 
     Returns ``{"frontier": {...}, "boundary-graph": {...}}``, each a dict of
     stage seconds with a ``"total"``.  Stages shared by both methods
-    (min-plus, assembly) appear in both.
+    (min-plus, assembly) appear in both.  ``whole_rows=False`` (nothing needs
+    every distance, see :attr:`fastapsp.planning.Plan.whole_rows`): a component
+    without boundary vertices makes its own columns only.
     """
     rates = _rates(backend, dtype)
     c = np.asarray(sizes, dtype=np.float64)
@@ -54,7 +56,8 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     itemsize = np.dtype(dtype).itemsize
     fw = float((c**3).sum()) / rates["dense"]
     minplus = float(((c - b) * b).sum()) * n / rates["dense"]
-    assemble = float(c.sum()) * n * itemsize / rates["row_bytes"]
+    columns = np.full(c.shape, float(n)) if whole_rows else np.where(b > 0, float(n), c)
+    assemble = float((c * columns).sum()) * itemsize / rates["row_bytes"]
     frontier_rate = rates["frontier_unit" if unit_weights else "frontier_weighted"]
     frontier = {
         "sssp": total_b * arcs / frontier_rate,
@@ -87,7 +90,8 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
 
 
 # Bytes per second of sharing the rows L_q[B_q, :] among the ranks of one host: copied to the host, one
-# Allgatherv, copied back (benchmarks/results/h200x2-s11: 420 MB of del20-unit in 0.56-0.59 s, 2 x H200).
+# Allgatherv, copied back (420 MB of del20-unit in 0.56-0.59 s, measured on 2 x H200 by runs of
+# benchmarks/gpu_pipeline.py under MPI).
 SHARE_RATE = 0.7e9
 
 
@@ -117,13 +121,17 @@ def choose_boundary_rows(prediction: dict) -> str:
     return "frontier"
 
 
-# Seconds of the partitioner (METIS on the host) per vertex and per component,
-# fitted to the k sweeps of benchmarks/results/h100-ksweep (16-core host).
+# Seconds of the partitioner (METIS on the host) per vertex and per component, fitted to whole runs at
+# several k on the 16-core host of an H100 (benchmarks/gpu_pipeline.py).
 PARTITION_RATES = {"per_vertex": 1.7e-6, "per_component": 1.0e-3}
 # Fixed seconds per component on top of its dense work (launches, host logic).
 COMPONENT_OVERHEAD = {"cupy": 4.0e-4, "numpy": 2.0e-4}
 # Component sizes considered by auto_k, and the vertices of the sampled region.
 _SIZES = np.geomspace(256, 16384, 25)
+# Smaller sizes, considered too where isolated vertices fill components of their own: those need no
+# boundary rows, only their closure, which smaller components make cheaper.  200,000 vertices with
+# 2,000 random edges, --stats on the 2-core development host: 13.5 s at k = 781, 3.9 s at k = 3125.
+_SMALL_SIZES = np.geomspace(64, 256, 7)[:-1]
 _SAMPLE = 50_000
 # The sampled region grows with the graph, a tenth of it between these bounds: cutting it costs
 # METIS time in proportion.  On luxembourg_osm (114,599 vertices), roadNY (264,346) and
@@ -148,11 +156,13 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: 
     from .partition import partition_graph
 
     n = graph.n
-    order = np.arange(n)
-    if n > sample:
-        order = _ball(graph, 0, sample)
-        if order.size < 4 * max(sizes):  # vertex 0 sits in a small piece: the first ids instead
-            order = np.arange(sample)
+    # Vertices without arcs have components of their own (fastapsp/partition/isolated.py): the law is that of the rest.
+    linked = np.flatnonzero(np.diff(graph.undirected_adjacency()[0]) > 0)
+    order = linked if linked.size < n else np.arange(n)
+    if order.size > sample:
+        order = _ball(graph, int(order[0]), sample)
+        if order.size < 4 * max(sizes):  # the first vertex sits in a small piece: the first ids instead
+            order = linked[:sample]
         order = np.sort(order)
     sub = graph.subgraph(order)
     indptr, indices = sub.indptr.astype(np.int64), sub.indices.astype(np.int64)
@@ -219,30 +229,43 @@ def _ball(graph, start: int, size: int) -> np.ndarray:
 
 
 def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str,
-             dtype=np.float32, memory_bytes: float | None = None, sizes=_SIZES) -> tuple[int, dict]:
+             dtype=np.float32, memory_bytes: float | None = None, sizes=_SIZES,
+             isolated: int = 0) -> tuple[int, dict]:
     """The k with the smallest predicted time, boundary ``b = alpha * c**beta`` for components of ``c``.
 
     The prediction adds the partitioner's time and a fixed cost per component
     to :func:`predict`'s stages (the cheaper of the two methods).  A k whose
     component matrix and boundary rows would not fit in ``memory_bytes`` is
-    not considered.  Returns ``(k, predicted)`` with ``predicted`` the
-    seconds of the chosen k by part.
+    not considered.  ``isolated`` vertices (no arc) get their share of the
+    components, without boundary, as the partition gives them
+    (:func:`fastapsp.partition.isolated.isolated_split`); sizes below
+    ``sizes`` are then considered too.  Returns ``(k, predicted)`` with
+    ``predicted`` the seconds of the chosen k by part.
     """
+    from .partition.isolated import isolated_split
+
     if n <= 1:
         return 1, {"total": 0.0}
     itemsize = np.dtype(dtype).itemsize
+    if isolated and isolated_split(n, isolated, max(2, round(n / float(np.min(sizes)))))[1]:
+        sizes = np.concatenate([_SMALL_SIZES[_SMALL_SIZES < np.min(sizes)], sizes])
     best_k, best = default_k(n), None
     for c in sizes:
         k = max(1, min(n, round(n / c)))
-        size = n / k
-        b = min(size, alpha * size**beta) if k > 1 else 0.0
-        if memory_bytes is not None and (3 * size * size + b * n + size * n) * itemsize > memory_bytes:
+        k_rest, k_alone = isolated_split(n, isolated, k) if k > 1 else (1, 0)
+        rest = n - isolated if k_alone else n
+        size = rest / k_rest if k_rest else 0.0
+        b = min(size, alpha * size**beta) if k_rest > 1 else 0.0
+        alone = isolated / k_alone if k_alone else 0.0
+        largest = max(size, alone)
+        if memory_bytes is not None and (3 * largest * largest + b * n + largest * n) * itemsize > memory_bytes:
             continue
-        pred = predict(np.full(k, size), np.full(k, b), n, arcs, unit_weights=unit_weights, backend=backend,
-                       dtype=dtype)
+        part_sizes = np.concatenate([np.full(k_rest, size), np.full(k_alone, alone)])
+        part_boundary = np.concatenate([np.full(k_rest, b), np.zeros(k_alone)])
+        pred = predict(part_sizes, part_boundary, n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype)
         method = min(pred, key=lambda m: pred[m]["total"])
         parts = {"method": method, "solve": pred[method]["total"],
-                 "partition": PARTITION_RATES["per_vertex"] * n + PARTITION_RATES["per_component"] * k,
+                 "partition": PARTITION_RATES["per_vertex"] * rest + PARTITION_RATES["per_component"] * k_rest,
                  "components": COMPONENT_OVERHEAD[backend] * k}
         parts["total"] = parts["solve"] + parts["partition"] + parts["components"]
         if best is None or parts["total"] < best["total"]:
@@ -263,12 +286,15 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
         return {"k": default_k(graph.n), "rule": "n / 1800 (small graph)", "seconds": time.perf_counter() - start}
     # On the CPU even a small graph is measured: one dense closure of minnesota's 2,642 vertices took 12.4 s in
     # NumPy where k = 32 took 0.27 s.  Parts of the sample sized to the graph when it is small.
-    parts = _SAMPLE_PARTS if graph.n >= 4 * _SAMPLE_PARTS[0] else (max(2, graph.n // 4), max(2, graph.n // 16))
-    sample = int(np.clip(graph.n // 10, *_SAMPLE_RANGE))
+    isolated = int(np.count_nonzero(np.diff(graph.undirected_adjacency()[0]) == 0))
+    linked = graph.n - isolated
+    parts = _SAMPLE_PARTS if linked >= 4 * _SAMPLE_PARTS[0] else (max(2, linked // 4), max(2, linked // 16))
+    sample = int(np.clip(linked // 10, *_SAMPLE_RANGE))
     alpha, beta = sample_boundary(graph, sample=sample, sizes=parts, seed=seed)
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
-                            dtype=dtype, memory_bytes=memory_bytes)
-    return {"k": k, "rule": "cost model", "sample": min(sample, graph.n), "alpha": round(alpha, 4),
+                            dtype=dtype, memory_bytes=memory_bytes, isolated=isolated)
+    extra = {"isolated": isolated} if isolated else {}
+    return {"k": k, "rule": "cost model", "sample": min(sample, linked), **extra, "alpha": round(alpha, 4),
             "beta": round(beta, 4),
             "predicted_seconds": {key: (round(v, 4) if isinstance(v, float) else v) for key, v in predicted.items()},
             "seconds": round(time.perf_counter() - start, 4)}

@@ -447,7 +447,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
     return Plan(options=frozen, graph=graph, backend=backend, device=device, ranks=comm.size, k_choice=k_choice,
                 partition=partition, sources=sources, source_rows=source_rows, boundary_rows=boundary_rows,
                 precision=precision, dtype=compute_dtype, out_dtype=str(out_dtype), each_pair_once=each_pair_once,
-                whole_rows=out != "none" or bool(opts.verify) or bool(opts.predecessors),
+                whole_rows=_whole_rows(opts),
                 close_everywhere=everywhere,
                 schedule=None if schedule is None else tuple(tuple(int(p) for p in s) for s in schedule),
                 spread=None if spread is None else tuple(tuple(int(p) for p in s) for s in spread),
@@ -481,6 +481,11 @@ SLOW_K_SECONDS = 60.0
 SLOW_K_FACTOR = 10.0
 
 
+def _whole_rows(opts: SolveOptions) -> bool:
+    """Whether every distance of a row is needed (see :attr:`Plan.whole_rows`)."""
+    return str(opts.output) != "none" or bool(opts.verify) or bool(opts.predecessors)
+
+
 def _rows_method(graph, partition, sources, opts, backend: str, dtype):
     """``(selection, costs, prediction, boundary_rows)`` of ``partition``: the rows each component must give
     (``--sources``), the components' relative costs, the predicted seconds of both boundary-row methods and
@@ -492,7 +497,8 @@ def _rows_method(graph, partition, sources, opts, backend: str, dtype):
         costs = np.where(selection.needed(), costs, 0.0)
     prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
                          unit_weights=graph.unit_weights, backend=backend, dtype=dtype,
-                         dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend])
+                         dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend],
+                         whole_rows=_whole_rows(opts))
     boundary_rows = choose_boundary_rows(prediction) if opts.sssp_method == "auto" else opts.sssp_method
     if sources is not None and opts.sssp_method == "auto":  # what the wanted rows alone cost by each method
         cost = pipeline_seconds(partition, sources, graph.n, graph.m, unit_weights=graph.unit_weights,

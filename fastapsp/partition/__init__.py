@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import PartitionError
 from .base import Partition, boundary_mask, make_partition
+from .isolated import partition_apart
 from .jet import jet
 from .kahip import KAHIP_MODES, kahip
 from .kaminpar import kaminpar
@@ -37,8 +38,8 @@ DEFAULT_IMBALANCE = 0.03
 REFINEMENTS = ("none", "boundary")
 REFINED_SUFFIX = "+b"
 AUTO = "auto"
-# Jet from this many vertices on, on the GPU.  Measured on one H100, process start to exit
-# (benchmarks/results/h100-s9-partitioner): Jet partitioned roadFLA (1.07M vertices, k = 1045) in
+# Jet from this many vertices on, on the GPU.  Measured on one H100, process start to exit, by
+# benchmarks/partition_bench.py: Jet partitioned roadFLA (1.07M vertices, k = 1045) in
 # 0.76 s against METIS's 1.67 s and del20-unit (k = 1218) in 0.94 s against 3.05 s, but
 # luxembourg_osm (115k) and delaunay16r (65k) in 0.6-0.85 s against METIS's 0.1-0.2 s: a
 # fresh process waits for its CUDA context, and Jet's launches cost more than a small graph.
@@ -135,13 +136,15 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
     method = base + REFINED_SUFFIX if refined else base
     start = time.perf_counter()
     indptr, indices = graph.undirected_adjacency()
+    details = {}
     if k == 1:
         labels = np.zeros(graph.n, dtype=np.int32)
-    else:
-        labels = PARTITIONERS[base](indptr, indices, k, seed=seed, imbalance=imbalance)
-    details = {}
+    else:  # vertices without arcs in components of their own (fastapsp/partition/isolated.py)
+        labels, details = partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed,
+                                                                     imbalance=imbalance))
     if refined:
-        labels, details = _refine(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
+        labels, refined_details = _refine(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
+        details.update(refined_details)
     seconds = time.perf_counter() - start
     return make_partition(graph, labels, k, method=method, seed=seed, imbalance=imbalance, seconds=seconds,
                           details=details)

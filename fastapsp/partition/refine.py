@@ -27,7 +27,7 @@ vertices:
 
 Measured on the 2-core development machine (shared with other jobs) from METIS
 at k = n/1800 with the defaults, 2 workers, cluster moves on NumPy
-(benchmarks/results/refine-cpu, benchmarks/refine_bench.py): boundary vertices
+(benchmarks/refine_bench.py): boundary vertices
 -16.0% on roadNY (12 s), -15.4% on roadFLA (51 s; 78 s with 1 worker), -9.3% on
 delaunay_n17 (16 s), -11.5% on del20-unit (163 s, of which 103 s for the cuts
 and the restart and 61 s for the cluster moves; 283 s with 1 worker, the test

@@ -1,0 +1,68 @@
+"""Vertices that no arc touches get components of their own, and the partitioner sees only the rest.
+
+An isolated vertex reaches nothing and nothing reaches it.  Placed by a
+partitioner among connected vertices, it sits in a component that has
+boundary vertices, and its row is computed through that boundary over all
+``n`` columns although every distance in it is ``inf``; the partitioner
+itself also pays for it (METIS took 5.5 s for the 200,000 vertices of a graph
+with 2,000 random edges on the 2-core development host, 2 ms for its 3,958
+vertices that have arcs).  Set apart, isolated vertices fill components that
+no arc joins to another: they need no boundary rows and no min-plus, and when
+nothing needs whole rows (``--stats``) only their own columns are computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["isolated_split", "partition_apart"]
+
+
+def isolated_split(n: int, isolated: int, k: int) -> tuple[int, int]:
+    """``(k_rest, k_isolated)``: the components of the vertices with arcs and of the ``isolated`` ones.
+
+    The isolated vertices get their share of the ``k`` components (rounded;
+    none when they would not fill half a component, and then the partitioner
+    places them as any vertex), every other vertex at least one component
+    and at most one component per vertex.
+
+    Examples
+    --------
+    >>> isolated_split(1000, 500, 8), isolated_split(1000, 10, 8), isolated_split(1000, 1000, 8)
+    ((4, 4), (8, 0), (0, 8))
+    """
+    rest = n - isolated
+    k_isolated = int(min(isolated, round(k * isolated / n))) if n else 0
+    k_rest = k - k_isolated
+    if rest and k_rest == 0:
+        k_rest, k_isolated = 1, k - 1
+    if k_rest > rest:
+        k_rest, k_isolated = rest, k - rest
+    return k_rest, k_isolated
+
+
+def partition_apart(indptr, indices, k: int, labels_of) -> tuple[np.ndarray, dict]:
+    """Labels of ``k`` components for the undirected adjacency ``(indptr, indices)``, isolated vertices apart.
+
+    ``labels_of(indptr, indices, k)`` partitions a graph (the vertices with
+    arcs, renumbered in order).  The isolated vertices fill the last
+    components in the order of their ids, as evenly as the count allows
+    (:func:`isolated_split` says how many).  Returns the labels and the
+    details for the partition's record (empty when nothing was set apart).
+    """
+    indptr = np.asarray(indptr)
+    n = indptr.size - 1
+    alone = np.diff(indptr) == 0
+    isolated = int(alone.sum())
+    k_rest, k_isolated = isolated_split(n, isolated, k)
+    if k_isolated == 0:
+        return np.asarray(labels_of(indptr, indices, k)), {}
+    labels = np.empty(n, dtype=np.int32)
+    rest = np.flatnonzero(~alone)
+    if k_rest:
+        renumber = np.cumsum(~alone) - 1  # a vertex with arcs -> its id among them
+        sub_indptr = np.concatenate([[0], np.cumsum(np.diff(indptr)[rest])]).astype(indptr.dtype)
+        sub_indices = renumber[np.asarray(indices)].astype(np.asarray(indices).dtype)
+        labels[rest] = 0 if k_rest == 1 else np.asarray(labels_of(sub_indptr, sub_indices, k_rest))
+    labels[alone] = k_rest + (np.arange(isolated, dtype=np.int64) * k_isolated) // isolated
+    return labels, {"isolated_vertices": isolated, "isolated_components": k_isolated}
