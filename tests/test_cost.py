@@ -112,3 +112,32 @@ def test_close_everywhere_weighs_closures_against_the_rows_shared():
     assert not close_everywhere(**few_large, ranks=4, backend="cupy")
     assert not close_everywhere(**many_small, ranks=4, backend="numpy")  # closures are slow on the CPU
     assert not close_everywhere(**many_small, ranks=1, backend="cupy")  # nothing to share with
+
+
+def test_components_without_boundary_need_only_their_own_columns_when_rows_are_not_kept():
+    from fastapsp.cost import predict
+
+    sizes, boundary = np.array([100, 100, 100]), np.array([10, 10, 0])
+    whole = predict(sizes, boundary, 10_000, 50_000, unit_weights=True, backend="numpy")
+    own = predict(sizes, boundary, 10_000, 50_000, unit_weights=True, backend="numpy", whole_rows=False)
+    for method in whole:
+        assert own[method]["assemble"] * 3 == pytest.approx(whole[method]["assemble"] * (2 + 100 / 10_000))
+        assert own[method]["min_plus"] == whole[method]["min_plus"]
+
+
+def test_isolated_vertices_are_sampled_apart_and_make_smaller_components():
+    """A grid among many isolated vertices: the boundary law is the grid's, and components of isolated vertices
+    (closures alone) are cheaper small, so the cost model takes more components than without them."""
+    grid = _grid(60)
+    n = 60_000
+    rng = np.random.default_rng(1)
+    ids = np.sort(rng.permutation(n)[: grid.n])  # in order: the vertices with arcs are the grid as it is numbered
+    src = np.repeat(np.arange(grid.n), np.diff(grid.indptr))
+    spread = Graph.from_edges(n, ids[src], ids[grid.indices], directed=False)
+    alpha, beta = sample_boundary(spread, sample=20_000, sizes=(400, 100))
+    grid_alpha, grid_beta = sample_boundary(grid, sample=20_000, sizes=(400, 100))
+    assert (alpha, beta) == pytest.approx((grid_alpha, grid_beta))
+    choice = auto_k(spread, backend="numpy")
+    assert choice["isolated"] == n - grid.n
+    without, _ = choose_k(n, spread.m, alpha, beta, unit_weights=True, backend="numpy")
+    assert choice["k"] > without and n / choice["k"] < 256  # below the sizes considered without isolated vertices
