@@ -204,7 +204,8 @@ class Plan:
         return dry_run(self.run_graph, self.run_partition, [list(s) for s in self.schedule], rows=self.rows,
                        method=self.boundary_rows or "frontier", stats=bool(opts.stats), closing=spread, keep=keep,
                        wanted=None if selection is None else selection.per_component,
-                       interior=None if selection is None else selection.interior_per_component, **common)
+                       interior=None if selection is None else selection.interior_per_component,
+                       whole_rows=self.whole_rows, **common)
 
     def describe(self) -> dict:
         """The decisions as plain values (what ``--dry-run`` prints and a saved plan records)."""
@@ -491,7 +492,7 @@ def _rows_method(graph, partition, sources, opts, backend: str, dtype):
     (``--sources``), the components' relative costs, the predicted seconds of both boundary-row methods and
     the method chosen (before the predecessors' constraint)."""
     selection = None
-    costs = component_costs(partition, graph.n, graph.m)
+    costs = component_costs(partition, graph.n, graph.m, whole_rows=_whole_rows(opts))
     if sources is not None:
         selection = SourceRows(partition, sources)
         costs = np.where(selection.needed(), costs, 0.0)

@@ -10,15 +10,18 @@ import numpy as np
 __all__ = ["component_costs", "schedule_components", "schedule_in_order"]
 
 
-def component_costs(partition, n: int, m: int) -> np.ndarray:
+def component_costs(partition, n: int, m: int, *, whole_rows: bool = True) -> np.ndarray:
     """Estimated work of every component, from its size c and boundary count b.
 
     Boundary SSSP ~ b * m, Floyd-Warshall ~ c^3, min-plus ~ (c - b) * b * n and
-    the row block itself ~ c * n.  Only the ranking matters, not the unit.
+    the row block itself ~ c * n, or c * c for a component without boundary
+    when nothing needs whole rows (its own columns only, see
+    :attr:`fastapsp.planning.Plan.whole_rows`).  Only the ranking matters, not the unit.
     """
     c = partition.sizes.astype(np.float64)
     b = partition.boundary_per_part.astype(np.float64)
-    return b * m + c**3 + (c - b) * b * n + c * n
+    columns = np.full(c.shape, float(n)) if whole_rows else np.where(b > 0, float(n), c)
+    return b * m + c**3 + (c - b) * b * n + c * columns
 
 
 def schedule_components(costs, size: int) -> list[list[int]]:

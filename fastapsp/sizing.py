@@ -159,7 +159,8 @@ def sssp_memory(graph, counts, *, dtype, backend: str, output: str, block_bytes=
 
 def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: int, block_bytes=None,
             method: str = "frontier", available: int | None = None, stats: bool = False,
-            predecessors: bool = False, wanted=None, interior=None, closing=None, keep=None) -> list[dict]:
+            predecessors: bool = False, wanted=None, interior=None, closing=None, keep=None,
+            whole_rows: bool = True) -> list[dict]:
     """Per rank: peak device memory per stage, host memory, output size and estimated seconds.
 
     Parameters
@@ -179,6 +180,9 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
     keep : ndarray of bool, optional
         Boundary-graph method: the local closures kept for later (default all
         that fit; see :func:`fastapsp.components.local_closures`).
+    whole_rows : bool
+        False when nothing needs every distance: a component without boundary
+        computes its own columns only (the estimated seconds).
     """
     from .schedule import component_costs
     from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
@@ -187,7 +191,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
     n = graph.n
     unit = bool(graph.unit_weights)
     available = (1 << 62) if available is None else int(available)
-    costs = component_costs(partition, n, graph.m)
+    costs = component_costs(partition, n, graph.m, whole_rows=whole_rows)
     out_bytes = output_bytes(rows, n, dtype)
     gpu = backend == "cupy"
     csr = (graph.indptr.nbytes + graph.indices.nbytes + graph.weights.nbytes) if gpu else 0
