@@ -11,7 +11,9 @@ it with :func:`fastapsp.execute.execute`.  What the plan decides, in order:
    before partitioning when that SSSP costs no more than the partitioner;
 4. k (given, from a saved plan or partition, or by the cost model,
    :func:`fastapsp.cost.auto_k`, within the device's memory less the output
-   kept there) and the partition (rank 0, heard by every rank);
+   kept there) and the partition (rank 0, heard by every rank); a given k
+   predicted at ten times the cost model's k and a minute or more is replaced
+   by it, with a note;
 5. where the boundary rows come from (``frontier`` or ``boundary-graph``, by
    the cost model; ``frontier`` when predecessors are carried) and, for the
    sources, ``pipeline`` or ``sssp``;
@@ -514,11 +516,11 @@ def _judge_given_k(graph, k: int, prediction: dict, boundary_rows: str, backend:
     return ``{"k", "given_seconds", "choice"}`` when that k should be used instead (``replace``).
 
     A k that puts most vertices on the boundary (a star's leaves, a hub's neighbours) or makes components
-    too large to close can turn seconds into hours: the star of 100,000 leaves at k = 8 is predicted at
-    about 78,000 s on the CPU, the cost model's k at under 1,000 s.  Such a k is replaced when the plan
-    partitions for it (``replace``); a partition or plan file keeps its own k, and the line then says
-    which k would be better.  Every rank decides the same: the prediction and the cost model's choice
-    are the same everywhere.
+    too large to close can turn minutes into hours: at k = 8 a star's leaves fill seven components that
+    are each one dense closure of an eighth of the graph.  Such a k is replaced when the plan partitions
+    for it (``replace``); a partition or plan file keeps its own k, and the line then says which k would
+    be better.  Every rank decides the same: the prediction and the cost model's choice are the same
+    everywhere.
     """
     given = float(prediction[boundary_rows]["total"])
     if given < SLOW_K_SECONDS:
