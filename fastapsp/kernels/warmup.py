@@ -53,5 +53,8 @@ def warm_up() -> None:
 if __name__ == "__main__":
     import cupy
 
+    from .catalog import mark_built
+
+    mark_built()  # the parent build holds the lock and has compiled the catalog
     cupy.cuda.Device(int(sys.argv[1])).use()
     warm_up()
