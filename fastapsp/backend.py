@@ -47,8 +47,8 @@ def start_gpu_warmup(backend: str, ranks: int):
     The thread also starts the check of the kernel cache (and, on a machine
     that has not built them, the compilation of every kernel variant:
     :mod:`fastapsp.kernels.catalog`); :func:`fastapsp.execute.execute` waits
-    for it.  The thread competes with the reading for the interpreter (on 2 x H200 the
-    read took 0.2-0.4 s less without it), but without it the GPU partitioner
+    for it.  The thread competes with the reading for the interpreter (the
+    read is a little slower with it), but without it the GPU partitioner
     waited for CUDA instead.
     """
     if backend == "numpy":

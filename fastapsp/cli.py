@@ -124,8 +124,8 @@ def _end_process(status: int) -> None:
 
     A single process (no MPI) skips the interpreter's teardown with ``os._exit``:
     after a GPU run that teardown frees the memory pool and the CUDA context
-    one allocation at a time, about 0.2-0.3 s on an H100 host
-    (``benchmarks/startup_probe.py``), which the operating system does at once.
+    one allocation at a time (a few tenths of a second), which the operating
+    system does at once.
     Output files are closed by then (every sink commits or aborts inside
     :func:`main`), and the standard streams are flushed here.  Under Open MPI
     each rank finalises MPI first, then ends the same way.  Under any other MPI

@@ -51,7 +51,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    boundary_rows: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
                    seed: int = 42, tree=None, timer: StageTimer | None = None, pred_sink=None,
-                   pairs: bool = False, whole_rows: bool = True) -> dict:
+                   pairs: bool = False, whole_rows: bool = True, comm=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``boundary_rows`` says where the boundary rows come from.  ``"frontier"``: the
@@ -64,7 +64,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     ``closed`` holds this rank's local closures (:func:`local_closures`); each
     component then needs no second Floyd-Warshall; ``tree``, when given, is
     the boundary graph's shape (:class:`~fastapsp.stages.boundary_graph.LevelTree`)
-    already made for the schedule.  Each row block (in column
+    already made for the schedule; ``comm``, when given, shares the upper
+    levels' closures out among its ranks.  Each row block (in column
     chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
@@ -110,7 +111,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         timer.component = None  # these stages serve every component
         with timer("boundary_graph"):
-            levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree)
+            # With ``comm`` the ranks share out the upper levels' closures (each closes its part, once).
+            levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree, comm=comm,
+                                   components=components)
         rows_of = levels.boundary_rows(components)
         while True:
             timer.component = None  # the next component is known once its rows are made

@@ -142,10 +142,9 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
     Each rank packs its blocks (the components ``spread[rank]``, in that order)
     into one flat array, copied to the host at once; one ``Allgatherv`` gives
     every rank all of them (the sizes nb_p * c_p are known everywhere: nothing
-    else travels), copied to the device at once.  A pickled allgather of a
-    dict of arrays instead moved about 0.5 GB/s on a 4 x H200 host (1.1 s for
-    the 577 MB of del20-unit at k = 655).  When a rank's part passes MPI's
-    count limit the pickled allgather is used.
+    else travels), copied to the device at once (a pickled allgather of a
+    dict of arrays is several times slower: docs/kernels.md).  When a rank's
+    part passes MPI's count limit the pickled allgather is used.
     """
     dtype = np.dtype(dtype)
     size = (partition.boundary_per_part.astype(np.int64) * partition.sizes.astype(np.int64))

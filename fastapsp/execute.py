@@ -137,7 +137,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                 extra, timer, seconds["share_rows"] = boundary_graph_inputs(
                     run_graph, run_partition, spread, backend, plan.dtype, comm=comm,
                     cleanup=base_sink.discard, keep=keep, share=not everywhere)
-            stage_seconds = run_or_abort(comm, "computing the components", run_components, run_graph, run_partition,
+            components = functools.partial(run_components, comm=comm)  # (run_or_abort takes comm= itself)
+            stage_seconds = run_or_abort(comm, "computing the components", components, run_graph, run_partition,
                                          list(mine), backend=backend, sink=sink, dtype=plan.dtype,
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
                                          boundary_rows=plan.boundary_rows, seed=opts.seed, tree=plan.tree,

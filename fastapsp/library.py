@@ -255,7 +255,8 @@ def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool):
     for key in ("k", "partitioner", "refine", "seed", "imbalance"):  # what the plan's partition was made with
         made = plan.k if key == "k" else getattr(base, key)
         asked = getattr(opts, key)
-        if asked != made and not (key == "k" and asked is None):
+        replaced = key == "k" and asked == base.k  # the plan was asked for this k and the cost model replaced it
+        if asked != made and not (key == "k" and asked is None) and not replaced:
             raise ValueError(f"plan: made with {key}={made!r}, the call asks for {key}={asked!r}; make another "
                              f"plan or leave {key} out")
     return _make(graph, opts, partition=plan.partition, comm=comm)

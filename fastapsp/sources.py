@@ -35,10 +35,8 @@ __all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_source_rows",
 
 # Sources advanced together by the GPU's batched SSSP in the ``sssp`` method.  A vertex reached at
 # one level by one source of a batch of 1024 costs a warp for one useful flag word, so sources
-# spread over the graph want small batches and a component's boundary large ones.  On the H100,
-# roadFLA, 1,000 sources (benchmarks/results/h100-s7-sources): random ones took 0.82 / 1.05 / 1.85 /
-# 2.83 / 3.10 s with batches of 32 / 64 / 128 / 256 / 1024, the ids 0..999 (close together)
-# 0.79 / 0.59 / 0.53 / 0.57 / 0.56 s; 64 is near the best for both.
+# spread over the graph want small batches and a component's boundary large ones; 64 was near the
+# best for both kinds of sources on roadFLA (docs/kernels.md).
 SOURCES_SSSP_BATCH = 64
 _RANGE = re.compile(r"^\s*(-?\d+)\s*:\s*(-?\d+)\s*$")
 _RANDOM = re.compile(r"^random:(\d+)(?::(\d+))?$")

@@ -6,9 +6,8 @@
 // column tiles of 64 with it (minplus_smallk.cuh).  Grid: (ceil(M / 64),
 // ceil(N / (64 SK_CT))), 256 threads; row tiles vary fastest, as in min_plus.cu.
 // The row block is written with the evict-first hint: at K <= 32 the product is bound by its
-// writes, and on the H100 (benchmarks/results/h100-s9-kernels, N = 2^20) this took K = 19 from
-// 2.52 to 2.42 ms, K = 8 from 1.54 to 1.43 ms, K = 32 from 3.52 to 3.45 ms; min_plus.cu, at
-// K = 100 and 150, was slower with it.  -DMP_NO_STREAM_STORE turns it off.
+// writes, and the hint makes it faster here (it made min_plus.cu slower at K = 100 and 150;
+// docs/kernels.md has the measurements).  -DMP_NO_STREAM_STORE turns it off.
 #ifndef MP_NO_STREAM_STORE
 #define MP_STREAM_STORE
 #endif

@@ -10,9 +10,8 @@
 // operands read as +inf, which leaves every minimum unchanged, so any shape works.
 // With MP_CUT_TAIL=1 a last chunk shorter than MP_KC is swept only as far as K,
 // rounded up to 4 (K = 20 costs 20 steps, not 32: boundaries of road networks
-// are that thin).  Measured on the H100 (results/h100-s5-kernels) it gains 21%
-// at K = 20 and 11% at K = 22, but the branch costs 4-9% at K = 15, 75, 100
-// and 150, so it is a compile-time choice.
+// are that thin).  It gains where the tail is a large share of K (K = 20, 22)
+// and the branch costs elsewhere (docs/kernels.md), so it is a compile-time choice.
 
 #define MP_TILE 64
 #define MP_KC 16

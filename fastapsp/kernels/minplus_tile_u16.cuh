@@ -39,8 +39,7 @@ union MinPlusU16Shared {
 };
 
 // Plain conversions (F2I, I2F): converting with the 2^23 trick instead (x + 2^23 holds a whole x in
-// its mantissa; 0083498 tried it) made min_plus_smallk_u16.cu slower on the H100 (results/s10-kernels5:
-// 2.02 vs 1.78 ms at M = 996, K = 20; 2.59 vs 2.43 at K = 32).
+// its mantissa) made min_plus_smallk_u16.cu slower (docs/kernels.md).
 __device__ __forceinline__ unsigned int encode_u16(float x, bool& bad)
 {
     if (x == __int_as_float(0x7f800000)) return U16_INF;

@@ -118,18 +118,13 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     a_, lda = _rows(a, dtype)
     b_, ldb = _rows(b, dtype)
     c_, ldc = _rows(out, dtype)
-    # Packed from K = 64 on.  On the H100 (benchmarks/minplus_u16_bench.py, results/h100-s5-kernels)
-    # the packed kernel is faster than float32 from K = 75 (8.98 vs 8.36 T relaxations/s; 11.2 vs
-    # 9.7 at K = 150) and slower at K = 15..22 (3.6 vs 6.9 at K = 20), as whole runs found
-    # (results/h100-final*: del20-unit gained 11%, roadFLA lost 1.9x).
+    # Packed from K = 64 on: below that the packed product is slower than float32 (the measurements
+    # behind every threshold here are in docs/kernels.md).
     can_pack = bool(integer) and dtype == np.float32 and packed != "never"
     wide_u16 = can_pack and (k >= _U16_MIN_K or packed == "always")
     # Short K (road networks' components): a block keeps A's slice in shared memory over several
-    # column tiles.  In float32, min_plus_smallk.cu for K <= 32 (16 in float64; H100,
-    # results/h100-s6-kernels: 2.55 vs 3.03 ms at M = 996, K = 20, N = 2^20; 3.51 vs 3.85 at K = 32;
-    # the same at K = 8 and 15).  For whole numbers its packed 16-bit form min_plus_smallk_u16.cu
-    # from K = 9 to 48 (H100, results/s10-kernels*: 1.79 vs 2.45 ms at M = 996, K = 20; 1.60 vs
-    # 2.07 at K = 15; 2.43 vs 3.46 at K = 32; 2.98 vs 5.43 at K = 40; at K = 8 it was 4% slower).
+    # column tiles: min_plus_smallk.cu for K <= 32 in float32 (16 in float64), and for whole
+    # numbers its packed 16-bit form min_plus_smallk_u16.cu from K = 9 to 48 (slower at K = 8).
     smallk_u16 = not wide_u16 and can_pack and smallk and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
     smallk_f = not wide_u16 and not smallk_u16 and smallk and k <= _SMALLK_MAX_K[dtype]
     options = tuple(options)
@@ -137,7 +132,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
             and _cut_tail(k):
         options += _CUT_TAIL
     if smallk_u16:
-        if k > 32:  # shared memory and registers for K up to 48 (slower at K <= 32: results/s10-kernels3)
+        if k > 32:  # shared memory and registers for K up to 48 (that build is slower at K <= 32)
             options += _SMALLK_U16_WIDE
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
         width = _SMALLK_COLS

@@ -287,8 +287,7 @@ class LevelTree:
         if k2 >= k:
             return np.arange(k, dtype=np.int64), k
         # The distinct pairs of groups joined by a cut arc, both ways, sorted: as one int64 key each
-        # (np.unique over the columns of a 2-row array sorts structured records: 0.6 s on the levels
-        # of the 2^20 Delaunay graph, on the H100 host).
+        # (np.unique over the columns of a 2-row array sorts structured records, far slower).
         keys = distinct(np.concatenate([gs * k + gd, gd * k + gs]).astype(np.int64, copy=False))
         pairs = np.stack([keys // k, keys % k])
         pairs = pairs[:, pairs[0] != pairs[1]]
