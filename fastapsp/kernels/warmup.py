@@ -25,7 +25,8 @@ def warm_up() -> None:
     Three generated graphs (a unit-weight grid, the grid with whole-number
     weights, a directed graph with real weights), each through the paths a
     run can take: results in GPU and host memory, statistics, 64-bit
-    distances, the boundary-graph method and predecessors.
+    distances, the boundary-graph method and predecessors; then a larger grid
+    partitioned by Jet on the GPU.
     """
     side = 48
     ids = np.arange(side * side).reshape(side, side)
@@ -48,6 +49,13 @@ def warm_up() -> None:
         solve(graph, output="device", sssp_method="frontier", **common)
         solve(graph, output="device", return_predecessors=True, **common)
         stats(graph, **common)
+    # The GPU partitioner (the default from AUTO_JET_FROM vertices on) coarsens only graphs large enough.
+    side = 320
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    grid = Graph.from_edges(side * side, src, dst, directed=False, name="warm-up large grid")
+    stats(grid, backend="cupy", k=200, partitioner="jet")
 
 
 if __name__ == "__main__":
