@@ -1,5 +1,7 @@
 """Vertices without arcs get components of their own (fastapsp/partition/isolated.py)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -47,7 +49,8 @@ def test_a_few_isolated_vertices_are_left_to_the_partitioner():
     graph = _core_and_isolated(2000, 1990, directed=False)
     part = partition_graph(graph, 4, "metis")
     assert "isolated_vertices" not in part.details
-    labels, details = partition_apart(*graph.undirected_adjacency(), 4, lambda ip, ix, k: np.arange(ip.size - 1) % k)
+    labels, details = partition_apart(*graph.undirected_adjacency(), 4,
+                                      lambda ip, ix, k, imbalance: np.arange(ip.size - 1) % k, imbalance=0.03)
     assert details == {} and np.array_equal(labels, np.arange(graph.n) % 4)
 
 
@@ -56,11 +59,11 @@ def test_the_partitioner_sees_the_vertices_with_arcs_renumbered():
     indptr, indices = graph.undirected_adjacency()
     seen = {}
 
-    def spy(ip, ix, k):
-        seen.update(n=ip.size - 1, arcs=ix.size, k=k, top=int(ix.max()))
+    def spy(ip, ix, k, imbalance):
+        seen.update(n=ip.size - 1, arcs=ix.size, k=k, top=int(ix.max()), imbalance=imbalance)
         return np.arange(ip.size - 1) % k
 
-    labels, details = partition_apart(indptr, indices, 12, spy)
+    labels, details = partition_apart(indptr, indices, 12, spy, imbalance=0.03)
     linked = np.diff(indptr) > 0
     assert seen["n"] == int(linked.sum()) and seen["arcs"] == indices.size and seen["top"] < seen["n"]
     assert seen["k"] >= 2 and seen["k"] + details["isolated_components"] == 12
@@ -71,3 +74,12 @@ def test_a_graph_without_arcs_is_all_isolated_components():
     graph = Graph.from_edges(50, np.array([], dtype=np.int64), np.array([], dtype=np.int64), directed=False)
     part = partition_graph(graph, 5, "metis")
     assert part.sizes.tolist() == [10] * 5 and not part.boundary.any()
+
+
+@pytest.mark.parametrize("n, linked, k", [(1000, 700, 16), (1000, 300, 16), (600, 500, 12), (5000, 4950, 64),
+                                          (333, 100, 7)])
+def test_no_component_passes_the_balance_bound(n, linked, k):
+    """The split's rounding must not let a component grow past what the imbalance allows for k of n."""
+    graph = _core_and_isolated(n, linked, directed=False)
+    part = partition_graph(graph, k, "metis")
+    assert part.sizes.max() <= math.ceil(1.03 * n / k - 1e-9), (part.sizes.max(), part.details)

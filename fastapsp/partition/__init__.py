@@ -140,8 +140,8 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
     if k == 1:
         labels = np.zeros(graph.n, dtype=np.int32)
     else:  # vertices without arcs in components of their own (fastapsp/partition/isolated.py)
-        labels, details = partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed,
-                                                                     imbalance=imbalance))
+        labels, details = partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed),
+                                          imbalance=imbalance)
     if refined:
         labels, refined_details = _refine(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
         details.update(refined_details)
