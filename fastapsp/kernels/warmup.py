@@ -14,6 +14,7 @@ import numpy as np
 
 from ..graph import Graph
 from ..library import solve, stats
+from ..partition import partition_graph
 
 __all__ = ["warm_up"]
 
@@ -25,7 +26,7 @@ def warm_up() -> None:
     Three generated graphs (a unit-weight grid, the grid with whole-number
     weights, a directed graph with real weights), each through the paths a
     run can take: results in GPU and host memory, statistics, 64-bit
-    distances, the boundary-graph method and predecessors; then a larger grid
+    distances, the boundary-graph method and predecessors; then larger grids
     partitioned by Jet on the GPU.
     """
     side = 48
@@ -49,13 +50,18 @@ def warm_up() -> None:
         solve(graph, output="device", sssp_method="frontier", **common)
         solve(graph, output="device", return_predecessors=True, **common)
         stats(graph, **common)
-    # The GPU partitioner (the default from AUTO_JET_FROM vertices on) coarsens only graphs large enough.
-    side = 320
-    ids = np.arange(side * side).reshape(side, side)
-    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
-    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
-    grid = Graph.from_edges(side * side, src, dst, directed=False, name="warm-up large grid")
-    stats(grid, backend="cupy", k=200, partitioner="jet")
+    # The GPU partitioner (the default from AUTO_JET_FROM vertices on) coarsens only graphs large enough,
+    # and takes other paths as they grow: a solve at the size where it becomes the default, and a
+    # partition of a million vertices.
+    for side, k, solve_it in ((320, 200, True), (1024, 1024, False)):
+        ids = np.arange(side * side).reshape(side, side)
+        src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+        dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+        grid = Graph.from_edges(side * side, src, dst, directed=False, name="warm-up large grid")
+        if solve_it:
+            stats(grid, backend="cupy", k=k, partitioner="jet")
+        else:
+            partition_graph(grid, k, "jet", backend="cupy")
 
 
 if __name__ == "__main__":
