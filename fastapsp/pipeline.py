@@ -43,7 +43,7 @@ def solve_job(opts: SolveOptions, *, comm, log=None) -> tuple[dict, object]:
 
     def read():  # timed on this rank alone (run_phase then waits for the others: that is not reading)
         t = time.perf_counter()
-        # The ranks parse a share of the lines each and gather them (fastapsp/io/share.py).
+        # One reader per node; the others map its cache or receive the arrays (fastapsp/io/nodes.py).
         graph = read_graph(opts.graph, format=opts.format, undirected=opts.undirected, comm=comm,
                            cache=opts.graph_cache)
         seconds["read"] = time.perf_counter() - t
