@@ -14,6 +14,7 @@ import numpy as np
 from .backend import available_bytes, device_csr
 from .errors import ConfigError
 from .hostcopy import HostWriter
+from .paths import NO_PREDECESSOR
 from .sources import SOURCES_SSSP_BATCH, sssp_batch
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
@@ -24,7 +25,7 @@ from .stages.predecessors import (assemble_predecessors, boundary_predecessors, 
 from .timing import StageTimer
 
 __all__ = ["run_components", "local_closures", "build_and_close", "component_rows", "run_sssp_rows", "sssp_rows",
-           "sssp_groups", "nonempty", "column_width"]
+           "sssp_groups", "nonempty", "column_width", "internal_arcs"]
 
 
 def column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, component: int) -> int:
@@ -45,6 +46,40 @@ def column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, com
             f"{budget / 2**30:.2f} GiB available; use a larger k"
         )
     return int(min(n, width))
+
+
+def internal_arcs(graph, partition) -> np.ndarray:
+    """Arcs of every component between two of its own vertices (int64, one count per component).
+
+    Self loops are not counted: a component matrix's zero diagonal hides them.
+    A component without such arcs needs no dense work (see :func:`run_components`).
+    """
+    labels = partition.labels
+    counts = np.zeros(partition.k, dtype=np.int64)
+    step = 1 << 24  # arcs looked at together, so that the temporaries stay small on large graphs
+    indptr = graph.indptr
+    first = 0
+    while first < graph.n:
+        last = int(np.searchsorted(indptr, int(indptr[first]) + step, side="right")) - 1
+        last = min(graph.n, max(first + 1, last))
+        lo, hi = int(indptr[first]), int(indptr[last])
+        tails = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(indptr[first : last + 1]))
+        heads = graph.indices[lo:hi]
+        inside = (labels[tails] == labels[heads]) & (tails != heads)
+        counts += np.bincount(labels[tails[inside]], minlength=partition.k)
+        first = last
+    return counts
+
+
+def _needs_matrix(partition, arcs, p: int) -> bool:
+    """Whether component ``p``'s rows need its dense matrix (built and closed, or its local closure).
+
+    They need none when every vertex is a boundary vertex (its rows are the
+    boundary rows), or when the component has no arcs of its own (``arcs``,
+    :func:`internal_arcs`): an interior vertex then has no arc at all, so its row
+    is ``inf`` but for a zero at itself.
+    """
+    return int(partition.boundary_per_part[p]) < int(partition.sizes[p]) and int(arcs[p]) > 0
 
 
 def run_components(graph, partition, components, *, backend: str = "numpy", sink, dtype=np.float32,
@@ -81,6 +116,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     ``pred_sink``, when given, receives the int32 predecessor block of every
     distance block, carried through the stages (``--predecessors``, see
     :mod:`fastapsp.stages.predecessors`); it needs ``boundary_rows="frontier"``.
+    A component whose vertices are all boundary vertices, or which has no arcs
+    of its own (:func:`internal_arcs`), needs no component matrix, closure or
+    extraction: its rows come from its boundary rows alone, the same numbers.
 
     Returns the seconds spent in each stage (see ``STAGES``).
     """
@@ -95,6 +133,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     if rows is not None:
         components = [p for p in components if rows.per_component[p] > 0]
     writer = HostWriter(xp, sink, dtype)
+    arcs = internal_arcs(graph, partition)
     paths = None
     if pred_sink is not None:
         if boundary_rows != "frontier":
@@ -107,7 +146,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         if closed is None:  # one process with everything: close every component here
             everything = nonempty(partition)
             closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer,
-                                            keep=keep)
+                                            keep=keep, arcs=arcs)
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         timer.component = None  # these stages serve every component
         with timer("boundary_graph"):
@@ -124,18 +163,22 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             p, rows_b = item
             timer.component = p
             vertices, nb = partition.component(p)
+            needed = _needs_matrix(partition, arcs, p)
             matrix = closed.pop(p, None)
-            if matrix is None and (keep is None or keep[p]):  # not kept (memory): close it again
+            if not needed:  # its rows need no closure (a kept one, all boundary, is dropped here)
+                matrix = None
+            if matrix is None and needed and (keep is None or keep[p]):  # not kept (memory): close it again
                 with timer("local_fw"):
                     matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
                              dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                             on_block=on_block, closed=matrix)
+                             on_block=on_block, closed=matrix, arcless=arcs[p] == 0)
             else:
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                           on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows)
+                           on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows,
+                           arcless=arcs[p] == 0)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -161,11 +204,11 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
                              dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
-                             on_block=on_block, paths=paths)
+                             on_block=on_block, paths=paths, arcless=arcs[p] == 0)
                 continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
-                       paths=paths, pairs=pairs, whole_rows=whole_rows)
+                       paths=paths, pairs=pairs, whole_rows=whole_rows, arcless=arcs[p] == 0)
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -176,7 +219,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
 
 
 def local_closures(graph, partition, components, *, backend: str, dtype,
-                   timer: StageTimer | None = None, keep=None) -> tuple[dict, dict]:
+                   timer: StageTimer | None = None, keep=None, arcs=None) -> tuple[dict, dict]:
     """Each component closed over its own arcs (boundary-graph method).
 
     Returns ``closed`` (``{p: L_p}``) and ``blocks`` (``{p: L_p[:nb_p]}``, what
@@ -186,14 +229,32 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     their component's turn comes.  ``keep`` (a bool per component, e.g.
     :meth:`fastapsp.sources.SourceRows.closures_needed`) keeps only the
     closures that will be used: the others are ``None`` from the start.
+    A component with no arcs of its own (``arcs``, :func:`internal_arcs`,
+    counted here when not given) is not closed: ``L_p`` is ``inf`` but for its
+    zero diagonal, its closure is ``None`` (its rows need none, see
+    :func:`run_components`) and its block is made as it is.
     """
     xp = np if backend != "cupy" else __import__("cupy")
     indptr, indices, weights = device_csr(graph, xp)
     timer = StageTimer(xp) if timer is None else timer
+    arcs = internal_arcs(graph, partition) if arcs is None else arcs
     budget = available_bytes(xp) // 3
     closed: dict = {}
     blocks: dict = {}
-    for batch in _closure_batches(partition, components, np.dtype(dtype).itemsize, budget):
+    dense = []
+    for p in components:
+        if partition.sizes[p] == 0:
+            continue
+        if arcs[p] > 0:
+            dense.append(p)
+            continue
+        timer.component = p
+        with timer("local_fw"):
+            nb, c = int(partition.boundary_per_part[p]), int(partition.sizes[p])
+            rows = xp.full((nb, c), np.inf, dtype=dtype)
+            rows[xp.arange(nb), xp.arange(nb)] = 0
+        closed[p], blocks[p] = None, rows
+    for batch in _closure_batches(partition, dense, np.dtype(dtype).itemsize, budget):
         timer.component = batch[0] if len(batch) == 1 else tuple(batch)  # closed together
         with timer("local_fw"):
             matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype)
@@ -252,7 +313,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None, paths=None, pairs=False, whole_rows=True):
+               on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, arcless=False):
     """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
     columns from the component's first vertex on: see :func:`run_components`).
 
@@ -260,15 +321,20 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     method) the build and Floyd-Warshall are skipped and the assembly keeps
     the shorter of the paths inside the component and those through its boundary.
     With ``paths`` (:class:`_Predecessors`) every stage carries the predecessors too.
+    When every vertex is a boundary vertex, or the component has no arcs of its
+    own (``arcless``), no matrix is made (see :func:`_rows_without_matrix`).
     """
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host)
-    matrix = closed if closed is not None else build_and_close(csr, vertices, nb, rows_b, tile=tile, timer=timer,
-                                                               paths=paths)
-    with timer("extract"):
-        inner = extract_inner_to_boundary(matrix, nb)
-        if paths is not None:
-            paths.extract(nb)
+    dense = nb < c and not arcless
+    matrix = inner = None
+    if dense:
+        matrix = closed if closed is not None else build_and_close(csr, vertices, nb, rows_b, tile=tile,
+                                                                   timer=timer, paths=paths)
+        with timer("extract"):
+            inner = extract_inner_to_boundary(matrix, nb)
+            if paths is not None:
+                paths.extract(nb)
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
     width = column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
     first = int(vertices_host.min()) if pairs and c else 0
@@ -282,15 +348,23 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         cols = min(width, last - start)
         block = xp.empty((c, -(-cols // pad) * pad), dtype=dtype)[:, :cols]
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
-        with timer("min_plus"):
-            if paths is None:
-                min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
-            else:
-                paths.min_plus(inner, rows_b, start, cols, block[nb:], block_p[nb:])
-        with timer("assemble"):
-            assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start, minimum=closed is not None)
-            if paths is not None:
-                assemble_predecessors(block_p, paths.rows_p, paths.matrix_p, vertices, nb, column_start=start)
+        if not dense:
+            with timer("assemble"):
+                _rows_without_matrix(block, rows_b[:, start : start + cols], vertices_host, start, xp=xp)
+                if paths is not None:
+                    _rows_without_matrix(block_p, paths.rows_p[:, start : start + cols], vertices_host, start, xp=xp,
+                                         fill=NO_PREDECESSOR, own=NO_PREDECESSOR)
+        else:
+            with timer("min_plus"):
+                if paths is None:
+                    min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
+                else:
+                    paths.min_plus(inner, rows_b, start, cols, block[nb:], block_p[nb:])
+            with timer("assemble"):
+                assemble_row_block(block, rows_b, matrix, vertices, nb, column_start=start,
+                                   minimum=closed is not None)
+                if paths is not None:
+                    assemble_predecessors(block_p, paths.rows_p, paths.matrix_p, vertices, nb, column_start=start)
         if on_block is not None:  # device-side consumers (--stats), before any copy
             with timer("stats"):
                 on_block(vertices_host, start, block)
@@ -300,6 +374,26 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             paths.writer.put(vertices_host, start, block_p, timer)
         del block, block_p
 
+
+def _rows_without_matrix(block, boundary_block, vertices_host, start: int, *, xp, fill=np.inf, own=0) -> None:
+    """The rows of a component that needs no matrix, for the columns ``start .. start + w`` of ``block``.
+
+    Row ``a`` belongs to ``vertices_host[a]``; the first rows are those of the
+    boundary vertices, ``boundary_block`` (their boundary rows at these columns).  An interior vertex of a component
+    without arcs of its own has no arc at all (an arc to or from another
+    component would make it a boundary vertex): its row is ``fill`` (``inf``;
+    for predecessors ``-9999``) but ``own`` (0) at itself, what the
+    min-plus through the boundary and the assembly from the closed matrix give.
+    """
+    nb, width = boundary_block.shape
+    block[:nb] = boundary_block
+    if block.shape[0] == nb:
+        return
+    block[nb:] = fill
+    interior = vertices_host[nb:]
+    at = np.flatnonzero((interior >= start) & (interior < start + width))
+    if at.size:
+        block[xp.asarray(at + nb), xp.asarray(interior[at] - start)] = own
 
 
 def _block_emitter(on_block, sink, writer, timer):
@@ -316,7 +410,7 @@ def _block_emitter(on_block, sink, writer, timer):
 
 
 def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dtype, tile, block_bytes, timer,
-                 writer, on_block, paths=None, closed=None):
+                 writer, on_block, paths=None, closed=None, arcless=False):
     """``--sources``: the wanted rows of one component (see :func:`fastapsp.sources.component_rows`)."""
     local = rows.local(vertices_host)
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
@@ -324,7 +418,7 @@ def _source_rows(graph, csr, p, vertices_host, nb, rows_b, rows, *, xp, sink, dt
 
     emit = _block_emitter(on_block, sink, writer, timer)
     component_rows(csr, vertices_host, nb, rows_b, local, n=graph.n, xp=xp, dtype=dtype, tile=tile, width=width,
-                   timer=timer, emit=emit, closed=closed, paths=paths)
+                   timer=timer, emit=emit, closed=closed, paths=paths, arcless=arcless)
 
 
 class _Predecessors:
@@ -397,7 +491,7 @@ def nonempty(partition) -> list[int]:
 
 
 def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile, width, timer, emit,
-                   closed=None, paths=None) -> None:
+                   closed=None, paths=None, arcless: bool = False) -> None:
     """The wanted rows ``vertices_host[local]`` of one component, in column chunks of ``width``.
 
     Boundary rows are the boundary rows ``rows_b`` themselves.  A wanted
@@ -409,7 +503,9 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
     it holds the exact distances).  ``emit(vertex_ids, column_start, block)``
     receives each chunk.  With ``paths`` (``--predecessors``,
     :class:`_Predecessors`) the predecessors are carried
-    along and their blocks go to ``paths.writer``.
+    along and their blocks go to ``paths.writer``.  ``arcless`` (the component
+    has no arcs of its own): no matrix is made, a wanted interior row is ``inf``
+    but for a zero at itself (see :func:`_rows_without_matrix`).
     """
     local = np.asarray(local, dtype=np.int64)
     ids = vertices_host[local]
@@ -417,6 +513,23 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
     interior = local[local >= nb]
     own = inner = own_p = keep = None
     minimum = closed is not None
+    if arcless:  # the wanted rows, boundary first, as the rows of a component without arcs of its own
+        wanted = vertices_host[np.concatenate([boundary, interior])]
+        boundary_dev = xp.asarray(boundary)
+        for start in range(0, n, width):
+            cols = min(width, n - start)
+            block = xp.empty((local.size, cols), dtype=dtype)
+            block_p = None if paths is None else xp.empty((local.size, cols), dtype=np.int32)
+            with timer("assemble"):
+                _rows_without_matrix(block, rows_b[boundary_dev, start : start + cols], wanted, start, xp=xp)
+                if paths is not None:
+                    _rows_without_matrix(block_p, paths.rows_p[boundary_dev, start : start + cols], wanted, start,
+                                         xp=xp, fill=NO_PREDECESSOR, own=NO_PREDECESSOR)
+            emit(ids, start, block)
+            if paths is not None:
+                paths.writer.put(ids, start, block_p, timer)
+            del block, block_p
+        return
     if interior.size:
         matrix = closed
         if matrix is None:
