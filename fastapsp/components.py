@@ -178,7 +178,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
                            on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows,
-                           arcless=arcs[p] == 0)
+                           needs_matrix=needed)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -208,7 +208,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 continue
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
-                       paths=paths, pairs=pairs, whole_rows=whole_rows, arcless=arcs[p] == 0)
+                       paths=paths, pairs=pairs, whole_rows=whole_rows,
+                       needs_matrix=_needs_matrix(partition, arcs, p))
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -313,7 +314,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, arcless=False):
+               on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, needs_matrix=True):
     """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
     columns from the component's first vertex on: see :func:`run_components`).
 
@@ -321,14 +322,14 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     method) the build and Floyd-Warshall are skipped and the assembly keeps
     the shorter of the paths inside the component and those through its boundary.
     With ``paths`` (:class:`_Predecessors`) every stage carries the predecessors too.
-    When every vertex is a boundary vertex, or the component has no arcs of its
-    own (``arcless``), no matrix is made (see :func:`_rows_without_matrix`).
+    ``needs_matrix=False`` (every vertex is a boundary vertex, or the component
+    has no arcs of its own: :func:`_needs_matrix`): no matrix is made, the rows
+    come from the boundary rows alone (:func:`_rows_without_matrix`).
     """
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host)
-    dense = nb < c and not arcless
     matrix = inner = None
-    if dense:
+    if needs_matrix:
         matrix = closed if closed is not None else build_and_close(csr, vertices, nb, rows_b, tile=tile,
                                                                    timer=timer, paths=paths)
         with timer("extract"):
@@ -348,7 +349,7 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         cols = min(width, last - start)
         block = xp.empty((c, -(-cols // pad) * pad), dtype=dtype)[:, :cols]
         block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
-        if not dense:
+        if not needs_matrix:
             with timer("assemble"):
                 _rows_without_matrix(block, rows_b[:, start : start + cols], vertices_host, start, xp=xp)
                 if paths is not None:
