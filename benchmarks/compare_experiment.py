@@ -97,6 +97,28 @@ def _graph_name(path: str) -> str:
     return name.split(".", 1)[0] or name
 
 
+def graph_entry(entry, where: str, allowed: tuple, names: set) -> tuple[dict, str]:
+    """One item of an experiment's ``graphs`` list as a mapping, and its name (unique: added to ``names``).
+
+    An item is a path or a mapping with a ``path`` key and keys from ``allowed``; its name is its
+    ``name`` key or the file's stem.
+    """
+    if isinstance(entry, str):
+        entry = {"path": entry}
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        raise ExperimentError(f"{where}: expected a path or a mapping with a 'path' key, found {entry!r}")
+    for key in entry:
+        if key not in allowed:
+            raise ExperimentError(f"{where}: unknown key {key!r}; allowed: {', '.join(allowed)}")
+    name = str(entry.get("name") or _graph_name(entry["path"]))
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+        raise ExperimentError(f"{where}: name {name!r} may hold only letters, digits and _ . + -")
+    if name in names:
+        raise ExperimentError(f"{where}: a second graph named {name!r}; give one of them another name")
+    names.add(name)
+    return entry, name
+
+
 def _resolve(path: str) -> Path | None:
     """An existing file: the path itself, or relative to the repository root; None when neither exists."""
     p = Path(path).expanduser()
@@ -144,19 +166,7 @@ def load_experiment(path):
     graphs, missing, names = [], [], set()
     for i, entry in enumerate(raw_graphs):
         where = f"{path}: graphs[{i}]"
-        if isinstance(entry, str):
-            entry = {"path": entry}
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-            raise ExperimentError(f"{where}: expected a path or a mapping with a 'path' key, found {entry!r}")
-        for key in entry:
-            if key not in GRAPH_KEYS:
-                raise ExperimentError(f"{where}: unknown key {key!r}; allowed: {', '.join(GRAPH_KEYS)}")
-        name = str(entry.get("name") or _graph_name(entry["path"]))
-        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
-            raise ExperimentError(f"{where}: name {name!r} may hold only letters, digits and _ . + -")
-        if name in names:
-            raise ExperimentError(f"{where}: a second graph named {name!r}; give one of them another name")
-        names.add(name)
+        entry, name = graph_entry(entry, where, GRAPH_KEYS, names)
         if "k" in entry:
             ks = _k_list(entry["k"], f"{where}: k")
         elif default_k is not None:

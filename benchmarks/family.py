@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -60,7 +59,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from _common import REPO, write_json_atomic  # noqa: E402
-from compare_experiment import ExperimentError  # noqa: E402
+from compare_experiment import ExperimentError, graph_entry  # noqa: E402
 
 KIND = "family"
 TOP_KEYS = ("kind", "graphs", "backend", "partitioner", "k", "repetitions", "verify", "timeout")
@@ -144,19 +143,7 @@ def load_family(path, data: dict) -> Family:
     graphs, missing, names = [], [], set()
     for i, entry in enumerate(raw):
         where = f"{path}: graphs[{i}]"
-        if isinstance(entry, str):
-            entry = {"path": entry}
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-            raise ExperimentError(f"{where}: expected a path or a mapping with a 'path' key, found {entry!r}")
-        for key in entry:
-            if key not in GRAPH_KEYS:
-                raise ExperimentError(f"{where}: unknown key {key!r}; allowed: {', '.join(GRAPH_KEYS)}")
-        name = str(entry.get("name") or _stem(entry["path"]))
-        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
-            raise ExperimentError(f"{where}: name {name!r} may hold only letters, digits and _ . + -")
-        if name in names:
-            raise ExperimentError(f"{where}: a second graph named {name!r}; give one of them another name")
-        names.add(name)
+        entry, name = graph_entry(entry, where, GRAPH_KEYS, names)
         make = entry.get("make")
         if make is not None and (not isinstance(make, list) or not make
                                  or not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in make)):
@@ -174,13 +161,6 @@ def load_family(path, data: dict) -> Family:
         (graphs if g.make or g.path.is_file() else missing).append(g)
     return Family(path.stem, path, graphs, opts["backend"], opts["repetitions"], opts["verify"], float(timeout),
                   missing)
-
-
-def _stem(path: str) -> str:
-    name = Path(path).name
-    if name.endswith(".gz"):
-        name = name[:-3]
-    return name.split(".", 1)[0] or name
 
 
 # ------------------------------------------------------------------ measuring
