@@ -11,7 +11,7 @@
 # Graphs are read from benchmarks/data/ (ignored by git): roadFLA.mtx.gz and luxembourg_osm.mtx.gz
 # copied from ../shared/data, the Delaunay ones made by `make`.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DATA=benchmarks/data
 TAG=${TAG:-pipeline}
 mkdir -p "$DATA"
