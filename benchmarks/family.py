@@ -220,8 +220,9 @@ def run_solve(cmd: list[str], report: Path, timeout: float) -> tuple[float, dict
 
 
 def compile_seconds(report: dict) -> float | None:
-    """The report's ``compile`` entry (top level or a stage) as seconds; None where it has none."""
-    value = report.get("compile", (report.get("stages") or {}).get("compile"))
+    """The report's ``compile_seconds`` (or an older report's ``compile`` entry, top level or a stage) as
+    seconds; None where it has none."""
+    value = report.get("compile_seconds", report.get("compile", (report.get("stages") or {}).get("compile")))
     if isinstance(value, dict):
         value = value.get("seconds", value.get("total"))
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -93,7 +93,7 @@ def test_build_into_an_empty_cache_then_nothing_to_build(tmp_path):
                            env=env, capture_output=True, text=True, timeout=600)
     assert solve.returncode == 0, solve.stderr
     report = json.loads((tmp_path / "r.json").read_text())
-    assert "compile" in report["stages"]
+    assert "compile" not in report["stages"] and report["compile_seconds"] >= 0
     assert len([p for p in (tmp_path / "cache").iterdir() if p.suffix == ".cubin"]) >= len(cubins)
 
 
