@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import re
-import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ import numpy as np
 
 from ..errors import GraphFormatError, shorten
 from ..graph import Graph
-from .parallel import parse_parallel
+from .parallel import numbers_as, parse_parallel
 from .share import Whole
 
 FORMATS = ("mtx", "fastapsp", "metis", "snap", "cedge", "dimacs")
@@ -202,23 +201,9 @@ def _parse_numbers(source: _Source, body: bytes, first_line: int, ntokens: int) 
         return np.zeros(0, dtype=np.int64)
     # Whole numbers parse several times faster as int64; try that first.
     for dtype in (np.int64, np.float64):
-        try:
-            with warnings.catch_warnings():
-                # Older NumPy warns and returns what it read so far instead of raising.
-                warnings.simplefilter("error", DeprecationWarning)
-                values = np.fromstring(body, dtype=dtype, sep=" ")
-        except (ValueError, DeprecationWarning):
-            continue
-        if values.size != ntokens:
-            continue
-        if dtype is np.int64 and values.size:
-            # NumPy saturates whole numbers beyond int64 instead of failing: a weight of
-            # 1e23 written out in digits would silently become 2**63 - 1.  Read such
-            # files as float64, where the checks see the real magnitude and sign.
-            limits = np.iinfo(np.int64)
-            if values.max() == limits.max or values.min() == limits.min:
-                continue
-        return values
+        values = numbers_as(body, dtype, ntokens)
+        if values is not None:
+            return values
     for match in _TOKEN.finditer(body):
         if not _NUMBER.fullmatch(match.group()):
             line = first_line + body.count(b"\n", 0, match.start())

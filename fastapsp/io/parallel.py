@@ -98,6 +98,30 @@ def parse_parallel(body: bytes, starts: np.ndarray, *, cores: int | None = None)
     return np.frombuffer(shared, dtype=dtype)  # the array keeps the mapping; it is unmapped with the array
 
 
+def numbers_as(text: bytes, dtype, count: int):
+    """The ``count`` whitespace-separated numbers of ``text`` as ``dtype`` (int64 or float64), or None when
+    NumPy cannot read them so.
+
+    Older NumPy warns and returns what it read so far instead of raising: the warning counts as a
+    failure.  NumPy saturates whole numbers beyond int64 instead of failing (a weight of 1e23 written
+    out in digits would silently become 2**63 - 1), so a saturated int64 value is a failure too: such
+    text reads as float64, where the checks see the real magnitude and sign.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            values = np.fromstring(text, dtype=dtype, sep=" ")
+    except (ValueError, DeprecationWarning):
+        return None
+    if values.size != count:
+        return None
+    if dtype is np.int64 and values.size:
+        limits = np.iinfo(np.int64)
+        if values.max() == limits.max or values.min() == limits.min:
+            return None
+    return values
+
+
 def _run_all(context, body, shared, bounds, first, which, *, try_int: bool):
     """Parse the runs ``which`` in one worker each; their kinds (_INT or _FLOAT) in that order, or None when
     some run failed."""
@@ -135,18 +159,9 @@ def _parse_run(body, shared, start, end, token, stop, try_int):
         for dtype, code in ((np.int64, _INT), (np.float64, _FLOAT)):
             if dtype is np.int64 and not try_int:
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("error", DeprecationWarning)
-                    values = np.fromstring(text, dtype=dtype, sep=" ")
-            except (ValueError, DeprecationWarning):
+            values = numbers_as(text, dtype, count)
+            if values is None:
                 continue
-            if values.size != count:
-                continue
-            if dtype is np.int64:
-                limits = np.iinfo(np.int64)
-                if values.max() == limits.max or values.min() == limits.min:
-                    continue  # saturated: the whole body reads as float64 (see _parse_numbers)
             np.frombuffer(shared, dtype=dtype)[token:stop] = values
             kind = code
             break
