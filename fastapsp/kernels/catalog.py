@@ -173,10 +173,10 @@ def _jobs(requested: int | None, count: int) -> int:
     return max(1, min(cores, _MAX_JOBS, count))
 
 
-def _compile_in_processes(todo: list[int], jobs: int, device: int) -> None:
-    """Compile variants ``todo`` (positions in :func:`variants`) in ``jobs`` processes, largest sources first."""
-    every = variants()
-    order = sorted(todo, key=lambda i: -len(kernel_source(every[i].file)))
+def _compile_in_processes(every: list[Variant], jobs: int, device: int) -> None:
+    """Compile ``every`` (:func:`variants`; the workers find them by position) in ``jobs`` processes, largest
+    sources first."""
+    order = sorted(range(len(every)), key=lambda i: -len(kernel_source(every[i].file)))
     shares = [order[j::jobs] for j in range(jobs)]
     procs = []
     for share in shares:
@@ -244,7 +244,7 @@ def build(*, jobs: int | None = None, force: bool = False, device: int | None = 
     with _Lock(os.path.join(folder, "fastapsp-kernels.lock")):
         if force or not os.path.exists(stamp):
             info["jobs"] = _jobs(jobs, len(every))
-            _compile_in_processes(list(range(len(every))), info["jobs"], device)
+            _compile_in_processes(every, info["jobs"], device)
             info["warm_up"] = _warm_up_in_process(device)
             info["built"] = True
             info["seconds"] = round(time.perf_counter() - start, 3)
