@@ -40,10 +40,12 @@ MODES = {"none": ["--output", "none"], "memory": ["--output", "memory"],
          "sources1000": ["--output", "memory", "--sources", "random:1000"]}
 
 
-def run_solve(launcher, graph_path, k, output, partitioner, backend, report, method="auto"):
+def run_solve(launcher, graph_path, k, output, partitioner, backend, report, method="auto", verify=0):
     mode = [a.replace("{tmp}", str(Path(report).parent)) for a in MODES[output]]
     cmd = [*launcher, sys.executable, "-m", "fastapsp", "solve", str(graph_path), "--partitioner", partitioner,
            "--backend", backend, *mode, "--report", str(report), "--quiet", "--sssp-method", method]
+    if verify:  # sampled rows of the run itself, each checked by the rank that made it (fastapsp/verify.py)
+        cmd += ["--verify", str(verify)]
     if k is not None:
         cmd += ["-k", str(k)]
     start = time.perf_counter()
@@ -147,6 +149,9 @@ def main(argv=None):
     parser.add_argument("--warmup", default=str(REPO / "tests" / "data" / "minnesota.mtx.gz"))
     parser.add_argument("--check-rows", dest="check_rows", type=int, default=32,
                         help="rows of the checked components compared with SciPy (Dijkstra on the CPU)")
+    parser.add_argument("--verify", type=int, default=0, metavar="N",
+                        help="pass --verify N to every timed run: N sampled rows of the run itself against SciPy, "
+                             "on the ranks that made them; the check's seconds are recorded apart (verify_seconds)")
     parser.add_argument("--tag", default="gpu")
     parser.add_argument("--commit", default=os.environ.get("FASTAPSP_COMMIT"))
     args = parser.parse_args(argv)
@@ -168,7 +173,7 @@ def main(argv=None):
         for output, k, method in [(o, k, m) for o in args.outputs for k in args.k for m in args.methods]:
             if True:
                 seconds, report = run_solve(launcher, path, k, output, args.partitioner, args.backend,
-                                            tmp / "r.json", method)
+                                            tmp / "r.json", method, verify=args.verify)
                 k = report["k"]  # with --k auto, the k the cost model chose: the check uses the same
                 exact = None
                 spec = next((MODES[output][i + 1] for i, a in enumerate(MODES[output]) if a == "--sources"), None)
@@ -199,6 +204,9 @@ def main(argv=None):
                     "startup_seconds": report.get("startup_seconds"), "rank_seconds": report.get("rank_seconds"),
                     "local_closures": report.get("local_closures"),
                 }
+                if args.verify:
+                    result["verified_in_run"] = {key: report.get(key) for key in
+                                                 ("verified_rows", "verify_max_rel_error", "verify_seconds")}
                 write_result(result, folder=f"benchmarks/results/{args.tag}",
                              name=f"{name}-k{k}-{output}-{method}-r{report['ranks']}")
                 rows.append(result)
