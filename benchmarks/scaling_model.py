@@ -73,6 +73,10 @@ def load(paths) -> list[dict]:
     for path in paths:
         with open(path) as fh:
             report = json.load(fh)
+        if "solve_seconds" in report:  # a gpu_pipeline.py record: the process's seconds and the report's apart
+            verify = (report.get("verified_in_run") or {}).get("verify_seconds") or 0.0
+            report = dict(report, process_seconds=report["total_seconds"],
+                          total_seconds=report["solve_seconds"] - verify)  # the in-run check is not the solve's
         if isinstance(report.get("stages"), dict) and "total_seconds" in report:
             report["_path"] = os.path.basename(path)
             reports.append(report)
