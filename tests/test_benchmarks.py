@@ -199,3 +199,31 @@ def test_first_contact_dry_run(tmp_path):
     assert record["first_seconds"] > 0 and record["second_seconds"] > 0
     assert record["build_seconds"] is None and record["build_note"].startswith("skipped")
     assert [run["k"] for run in record["runs"]] == [record["runs"][0]["k"]] * 2
+
+
+# ------------------------------------------------------------ the SciPy anchor
+def test_scipy_anchor_on_minnesota(tmp_path):
+    proc = run([sys.executable, str(BENCH / "scipy_anchor.py"), str(DATA / "minnesota.mtx.gz"), "--sources", "8",
+                "--out-dir", str(tmp_path)], timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    r = json.loads((tmp_path / "scipy-minnesota.json").read_text())
+    for key in ("graph", "n", "m", "sources", "seconds", "seconds_per_source", "extrapolated_all_pairs_seconds",
+                "note", "host", "versions", "commit"):
+        assert key in r, key
+    a = scipy.io.mmread(str(DATA / "minnesota.mtx.gz"))
+    assert r["graph"] == "minnesota" and r["n"] == a.shape[0] and r["sources"] == 8
+    assert r["m"] == sp.triu(sp.coo_matrix(a), k=1).nnz  # each undirected edge counted once
+    assert r["seconds"] > 0 and r["seconds"] == min(r["runs"]) and len(r["runs"]) == 3
+    assert r["seconds_per_source"] == pytest.approx(r["seconds"] / 8, rel=1e-6)
+    assert r["extrapolated_all_pairs_seconds"] == pytest.approx(r["seconds_per_source"] * r["n"], rel=1e-3, abs=1e-3)
+    assert "extrapolation" in r["note"]
+    assert {"platform", "cpu", "cores"} <= set(r["host"]) and r["host"]["cores"] >= 1
+    assert set(r["versions"]) == {"numpy", "scipy", "python"} and r["versions"]["scipy"] == scipy.__version__
+    assert isinstance(r["commit"], str) and r["commit"]
+
+
+def test_scipy_anchor_refuses_a_missing_graph(tmp_path):
+    proc = run([sys.executable, str(BENCH / "scipy_anchor.py"), str(tmp_path / "nope.mtx"), "--out-dir",
+                str(tmp_path)], timeout=60)
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+    assert not list(tmp_path.glob("scipy-*.json"))
