@@ -514,24 +514,8 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
     interior = local[local >= nb]
     own = inner = own_p = keep = None
     minimum = closed is not None
-    if arcless:  # the wanted rows, boundary first, as the rows of a component without arcs of its own
-        wanted = vertices_host[np.concatenate([boundary, interior])]
-        boundary_dev = xp.asarray(boundary)
-        for start in range(0, n, width):
-            cols = min(width, n - start)
-            block = xp.empty((local.size, cols), dtype=dtype)
-            block_p = None if paths is None else xp.empty((local.size, cols), dtype=np.int32)
-            with timer("assemble"):
-                _rows_without_matrix(block, rows_b[boundary_dev, start : start + cols], wanted, start, xp=xp)
-                if paths is not None:
-                    _rows_without_matrix(block_p, paths.rows_p[boundary_dev, start : start + cols], wanted, start,
-                                         xp=xp, fill=NO_PREDECESSOR, own=NO_PREDECESSOR)
-            emit(ids, start, block)
-            if paths is not None:
-                paths.writer.put(ids, start, block_p, timer)
-            del block, block_p
-        return
-    if interior.size:
+    dense = interior.size > 0 and not arcless  # interior rows through the closed matrix and the min-plus
+    if dense:
         matrix = closed
         if matrix is None:
             matrix = build_and_close(csr, xp.asarray(vertices_host), nb, rows_b, tile=tile, timer=timer,
@@ -544,16 +528,24 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
                 paths.extract(nb)
                 own_p = paths.matrix_p[keep]
             del matrix
+    # Without arcs of its own: the wanted rows, boundary first, as the rows of such a component.
+    wanted = vertices_host[np.concatenate([boundary, interior])] if arcless else None
     boundary_dev = xp.asarray(boundary)
     for start in range(0, n, width):
         cols = min(width, n - start)
         block = xp.empty((local.size, cols), dtype=dtype)
         block_p = None if paths is None else xp.empty((local.size, cols), dtype=np.int32)
         with timer("assemble"):
-            block[: boundary.size] = rows_b[boundary_dev, start : start + cols]
-            if paths is not None:
-                block_p[: boundary.size] = paths.rows_p[boundary_dev, start : start + cols]
-        if interior.size:
+            if arcless:
+                _rows_without_matrix(block, rows_b[boundary_dev, start : start + cols], wanted, start, xp=xp)
+                if paths is not None:
+                    _rows_without_matrix(block_p, paths.rows_p[boundary_dev, start : start + cols], wanted, start,
+                                         xp=xp, fill=NO_PREDECESSOR, own=NO_PREDECESSOR)
+            else:
+                block[: boundary.size] = rows_b[boundary_dev, start : start + cols]
+                if paths is not None:
+                    block_p[: boundary.size] = paths.rows_p[boundary_dev, start : start + cols]
+        if dense:
             with timer("min_plus"):
                 if paths is None:
                     min_plus(inner, rows_b[:, start : start + cols], out=block[boundary.size :])
