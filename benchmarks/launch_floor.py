@@ -16,7 +16,7 @@ launcher, whatever it computes; the one-process run pays ``python+cuda``.
 That bounds the speed-up of R ranks: with a one-process run of T seconds,
 of which ``python+cuda`` is F1, R ranks take at least FR + (T - F1) / R.
 
-    python3 benchmarks/launch_floor.py --ranks 4 --launcher "mpirun -n 4 --bind-to none" --tag h200x4-s12
+    python3 benchmarks/launch_floor.py --ranks 4 --launcher "mpirun -n 4 --bind-to none" --tag four-gpus
 
 Writes ``benchmarks/results/<tag>/launch-floor-r<ranks>.json``.
 """

@@ -7,7 +7,7 @@ before closing the whole level densely.  For each setting this times, on the GPU
 boundary rows of every component (made and summed, nothing kept), and compares the rows' checksums.
 The local closures are made once beforehand; a first untimed pass warms the kernels.
 
-    python benchmarks/level_tree_bench.py GRAPH.mtx --tag h200x2-s12-tree
+    python benchmarks/level_tree_bench.py GRAPH.mtx --tag two-gpus-del21
 
 One JSON under benchmarks/results/TAG/.
 """

@@ -6,15 +6,11 @@ packed 16-bit with the DPX
 add-min (``min_plus_u16.cu``; ``min_plus_smallk_u16.cu`` for K <= 32 in ``u16_default``) and with an add and a SIMD minimum
 (``-DU16_SPLIT``), with the partial last chunk of K swept whole or only as far
 as K (``-DMP_CUT_TAIL``).  Every result is compared with the float32 one.
-``results/h100-s5-kernels`` was measured when the cut tail was the default
+``results/min-plus-packed`` was measured when the cut tail was the default
 for every K (its ``float32`` and ``u16_dpx`` rows) and ``-DMP_FULL_CHUNKS=1``
-restored the whole sweep.  One JSON under benchmarks/results/.
+restored the whole sweep.  One JSON under benchmarks/results/TAG/.
 
-Until commit 90c7efc this script launched a grid of (column tiles, row tiles)
-while the kernels read (row tiles, column tiles): its timings from then
-(``results/h100-kernels/kernels.json``) measured mostly empty blocks.
-
-    python benchmarks/minplus_u16_bench.py --tag h100-kernels2
+    python benchmarks/minplus_u16_bench.py --tag min-plus-packed
 """
 
 from __future__ import annotations
@@ -39,7 +35,7 @@ VARIANTS = [  # name, keywords of min_plus_cuda (packed="never" unless given), c
     ("u16_dpx", {"packed": "always"}, ()),
     ("u16_split", {"packed": "always"}, ("-DU16_SPLIT",)),
     # Evict-first stores of the row block: min_plus_smallk.cu's default since 90da1d0's measurement
-    # (results/h100-s9-kernels), so "float32" has them at K <= 32 from then on.
+    # (results/min-plus-evict-first), so "float32" has them at K <= 32 from then on.
     ("float32_stream_store", {}, ("-DMP_STREAM_STORE",)),
     ("float32_no_stream_store", {}, ("-DMP_NO_STREAM_STORE",)),
     ("float32_smallk_3_blocks", {}, ("-DSK_MIN_BLOCKS=3",)),  # min_plus_smallk.cu's occupancy hint

@@ -7,7 +7,7 @@ that leave parts out, or count the histogram another way) reduces the block
 ``--repeat`` times; the JSON gives seconds per block and the bytes read per
 second, beside a plain read of the block (``cupy.max``) as the floor.
 
-    python benchmarks/stats_kernel_bench.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz --tag h100-stats
+    python benchmarks/stats_kernel_bench.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz --tag stats-kernel
 """
 
 from __future__ import annotations

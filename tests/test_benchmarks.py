@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -227,3 +228,39 @@ def test_scipy_anchor_refuses_a_missing_graph(tmp_path):
                 str(tmp_path)], timeout=60)
     assert proc.returncode == 2 and "no such file" in proc.stderr
     assert not list(tmp_path.glob("scipy-*.json"))
+
+
+# ------------------------------------------------------------ the result folders
+RESULTS = BENCH / "results"
+_CITED = re.compile(r"benchmarks/results/([A-Za-z0-9_.+-]+)")
+# A work session's or an issue's tag in a name (s11b, issue7): result folders are named by what they measure.
+_SESSION_TAG = re.compile(r"(?:^|[-_/])(?:s\d+[a-z]?|issue\d*|session\w*)(?=[-_/.]|$)", re.IGNORECASE)
+
+
+def test_result_folders_cited_by_the_docs_exist():
+    cited = {}
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for name in _CITED.findall(page.read_text(encoding="utf-8")):
+            cited.setdefault(name.rstrip("."), set()).add(page.name)
+    assert {"one-gpu", "two-gpus", "answers"} <= set(cited)  # the pages do cite result folders
+    missing = {name: pages for name, pages in cited.items() if not (RESULTS / name).exists()}
+    assert not missing, f"cited but not under benchmarks/results: {missing}"
+
+
+def test_results_kept_lists_existing_folders():
+    text = (BENCH / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Results kept"):text.index("## What the measurements found")]
+    listed = re.findall(r"^\| `([^`]+)`(?:, `([^`]+)`)? \|", section, re.MULTILINE)
+    names = {name.rstrip("/") for pair in listed for name in pair if name}
+    assert len(names) > 10
+    assert not [name for name in names if not (RESULTS / name).exists()]
+
+
+def test_result_names_carry_no_session_tags():
+    assert _SESSION_TAG.search("h100-s11b/x.json") and _SESSION_TAG.search("h200x4-s11b-log.txt")
+    assert not _SESSION_TAG.search("two-gpus/roadFLA-k1045-sources1000-r2.json")
+    proc = run(["git", "ls-files", "--", "benchmarks/results"])
+    files = proc.stdout.split() if proc.returncode == 0 else []
+    names = files or [str(p.relative_to(REPO)) for p in RESULTS.rglob("*") if "__pycache__" not in p.parts]
+    tagged = [name for name in names if _SESSION_TAG.search(name.removeprefix("benchmarks/results/"))]
+    assert not tagged, tagged
