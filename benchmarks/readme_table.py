@@ -13,7 +13,8 @@ README matches).  Tables, each from the result files named in it:
 - the first contact (``results/first_contact/*.json``, ``benchmarks/device/first_contact.sh``);
 - whole runs of ``fastapsp solve`` (``gpu_pipeline.py`` JSONs of the folders in ``PIPELINE``):
   process start to exit, the main stages, the exactness check;
-- the library in one warm process (``results/engine/library-*.json``): median per call.
+- the library in one warm process (``results/engine/library-*.json``): median per call;
+- SciPy's Dijkstra on sampled sources (``results/anchors/scipy-*.json``, ``benchmarks/scipy_anchor.py``).
 """
 
 from __future__ import annotations
@@ -158,9 +159,30 @@ def library_table() -> list[str]:
     return lines + [""]
 
 
+def anchor_table() -> list[str]:
+    files = sorted((RESULTS / "anchors").glob("scipy-*.json"))
+    lines = ["### SciPy's Dijkstra on sampled sources (`results/anchors/scipy-*.json`)", ""]
+    if not files:
+        return lines + ["No run of `benchmarks/scipy_anchor.py` is committed yet.", ""]
+    lines += ["`scipy_anchor.py`: `shortest_path(A, method=\"D\", directed=False, indices=SAMPLE)` in one process, "
+              "best of the timed calls; the all-pairs seconds are an extrapolation (seconds a source x n), not a "
+              "measurement.", "",
+              "| graph | n | sources | best s | ms a source | all pairs s (extrapolated) | CPU | cores | "
+              "load (1 min) | scipy | commit |",
+              "|---|---:|---:|---:|---:|---:|---|---:|---|---|---|"]
+    for path in files:
+        r = json.loads(path.read_text())
+        host = r["host"]
+        load = " → ".join(_num(host.get(k)) for k in ("load_average_1min_before", "load_average_1min_after"))
+        lines.append(f"| {r['graph']} | {r['n']:,} | {r['sources']} | {_num(r['seconds'])} | "
+                     f"{_num(r['seconds_per_source'] * 1e3)} | {_num(r['extrapolated_all_pairs_seconds'], 0)} | "
+                     f"{host['cpu']} | {host['cores']} | {load} | {r['versions']['scipy']} | {_commit(r['commit'])} |")
+    return lines + [""]
+
+
 def generated() -> str:
     lines = [BEGIN, ""]
-    for part in (family_table, first_contact_table, pipeline_table, library_table):
+    for part in (family_table, first_contact_table, pipeline_table, library_table, anchor_table):
         lines += part()
     return "\n".join(lines + [END])
 

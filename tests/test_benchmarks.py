@@ -242,7 +242,7 @@ def test_result_folders_cited_by_the_docs_exist():
     for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         for name in _CITED.findall(page.read_text(encoding="utf-8")):
             cited.setdefault(name.rstrip("."), set()).add(page.name)
-    assert {"one-gpu", "two-gpus", "answers"} <= set(cited)  # the pages do cite result folders
+    assert {"one-gpu", "two-gpus", "answers", "anchors"} <= set(cited)  # the pages do cite result folders
     missing = {name: pages for name, pages in cited.items() if not (RESULTS / name).exists()}
     assert not missing, f"cited but not under benchmarks/results: {missing}"
 
