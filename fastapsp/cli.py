@@ -322,6 +322,10 @@ def _print_dry_run(report) -> None:
     predicted = (plan.get("predicted_seconds") or {}).get(plan["boundary_rows"] or "")
     if predicted:
         print("  predicted seconds: " + " ".join(f"{key}={value:.3g}" for key, value in predicted.items()))
+    if plan.get("upper_levels"):
+        print("  upper levels: " + "; ".join(f"{lev['level']}: {lev['vertices']} vertices in {lev['groups']} groups "
+                                            f"(largest {lev['largest_group']}), boundary {lev['boundary']}"
+                                            for lev in plan["upper_levels"]))
     print("  seconds spent planning: " + " ".join(f"{key}={value:.3g}" for key, value in plan["plan_seconds"].items()))
     print(f"{report['graph']}: n={report['n']} m={report['m']} k={report['k']} ranks={report['ranks']} "
           f"{report['backend']} dtype={report['dtype']}: output {report['output']} "

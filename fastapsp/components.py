@@ -18,7 +18,7 @@ from .paths import NO_PREDECESSOR
 from .sources import SOURCES_SSSP_BATCH, sssp_batch
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
-from .stages.boundary_graph import BoundaryGraph, close_components, closure_batch_limit
+from .stages.boundary_graph import BoundaryGraph, close_components, closure_batch_limit, closure_budget, levels_bytes
 from .stages.floyd_warshall import DEFAULT_TILE
 from .stages.predecessors import (assemble_predecessors, boundary_predecessors, component_predecessors,
                                   floyd_warshall_predecessors, min_plus_predecessors)
@@ -146,7 +146,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         if closed is None:  # one process with everything: close every component here
             everything = nonempty(partition)
             closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer,
-                                            keep=keep, arcs=arcs)
+                                            keep=keep, arcs=arcs, reserve=levels_bytes(tree, partition, dtype.itemsize))
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         timer.component = None  # these stages serve every component
         with timer("boundary_graph"):
@@ -220,7 +220,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
 
 
 def local_closures(graph, partition, components, *, backend: str, dtype,
-                   timer: StageTimer | None = None, keep=None, arcs=None) -> tuple[dict, dict]:
+                   timer: StageTimer | None = None, keep=None, arcs=None, reserve: int = 0) -> tuple[dict, dict]:
     """Each component closed over its own arcs (boundary-graph method).
 
     Returns ``closed`` (``{p: L_p}``) and ``blocks`` (``{p: L_p[:nb_p]}``, what
@@ -230,6 +230,10 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     their component's turn comes.  ``keep`` (a bool per component, e.g.
     :meth:`fastapsp.sources.SourceRows.closures_needed`) keeps only the
     closures that will be used: the others are ``None`` from the start.
+    ``reserve``: bytes the boundary graph's levels will need beside the kept
+    closures (:func:`~fastapsp.stages.boundary_graph.levels_bytes`); fewer
+    closures are kept where they would not leave that much
+    (:func:`~fastapsp.stages.boundary_graph.closure_budget`).
     A component with no arcs of its own (``arcs``, :func:`internal_arcs`,
     counted here when not given) is not closed: ``L_p`` is ``inf`` but for its
     zero diagonal, its closure is ``None`` (its rows need none, see
@@ -239,7 +243,7 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     indptr, indices, weights = device_csr(graph, xp)
     timer = StageTimer(xp) if timer is None else timer
     arcs = internal_arcs(graph, partition) if arcs is None else arcs
-    budget = available_bytes(xp) // 3
+    budget = closure_budget(available_bytes(xp), reserve)
     closed: dict = {}
     blocks: dict = {}
     dense = []

@@ -20,7 +20,7 @@ from .cost import auto_k
 from .errors import PartitionError
 from .partition import load_partition, make_partition, partition_graph, save_partition
 from .schedule import component_costs, schedule_in_order
-from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree
+from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree, levels_bytes
 from .timing import StageTimer
 
 __all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks"]
@@ -106,7 +106,7 @@ def tree_schedule(graph, partition, costs, selection, backend: str, seed: int, *
 
 
 def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cleanup=None, keep=None,
-                           share: bool = True):
+                           share: bool = True, tree=None):
     """Close this rank's components locally and share their boundary rows with every rank.
 
     What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
@@ -120,13 +120,16 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
     (``cleanup`` first), as in the components' stages.  ``keep``: which
     closures to keep (see :func:`local_closures`).  ``spread``: the
     components each rank closes.  ``share=False``: this rank closes every
-    component and nothing travels.
+    component and nothing travels.  ``tree`` (the level tree): closures are kept only while they leave
+    room for the levels (:func:`~fastapsp.stages.boundary_graph.closure_budget`).
     """
     xp = np if backend != "cupy" else __import__("cupy")
     timer = StageTimer(xp)
     mine = spread[comm.rank] if share else nonempty(partition)
+    reserve = levels_bytes(tree, partition, np.dtype(dtype).itemsize)
     closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
-                                  backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep)
+                                  backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep,
+                                  reserve=reserve)
     t = time.perf_counter()
     if comm.size > 1 and share:
         blocks = share_blocks(blocks, partition, spread, comm=comm, xp=xp, dtype=dtype)

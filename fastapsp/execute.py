@@ -136,7 +136,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                 spread = [list(s) for s in plan.spread]
                 extra, timer, seconds["share_rows"] = boundary_graph_inputs(
                     run_graph, run_partition, spread, backend, plan.dtype, comm=comm,
-                    cleanup=base_sink.discard, keep=keep, share=not everywhere)
+                    cleanup=base_sink.discard, keep=keep, share=not everywhere, tree=plan.tree)
             components = functools.partial(run_components, comm=comm)  # (run_or_abort takes comm= itself)
             stage_seconds = run_or_abort(comm, "computing the components", components, run_graph, run_partition,
                                          list(mine), backend=backend, sink=sink, dtype=plan.dtype,

@@ -207,7 +207,7 @@ class Plan:
                        method=self.boundary_rows or "frontier", stats=bool(opts.stats), closing=spread, keep=keep,
                        wanted=None if selection is None else selection.per_component,
                        interior=None if selection is None else selection.interior_per_component,
-                       whole_rows=self.whole_rows, **common)
+                       whole_rows=self.whole_rows, tree=self.tree, **common)
 
     def describe(self) -> dict:
         """The decisions as plain values (what ``--dry-run`` prints and a saved plan records)."""
@@ -224,6 +224,7 @@ class Plan:
             "each_pair_once": self.each_pair_once, "whole_rows": self.whole_rows,
             "close_everywhere": self.close_everywhere,
             "components_per_rank": None if self.schedule is None else [len(s) for s in self.schedule],
+            "upper_levels": None if self.tree is None else self.tree.shape(),
             "output": self.output,
             "predicted_seconds": None if self.prediction is None else
             {name: {key: round(value, 6) for key, value in stages.items()} for name, stages in self.prediction.items()},

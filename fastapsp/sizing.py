@@ -49,7 +49,7 @@ import numpy as np
 from .backend import host_available_bytes as _host_available
 from .errors import ConfigError
 from .stages._cuda import _MAX_BATCH, sssp_pass_size
-from .stages.boundary_graph import batch_rows, closure_batch_limit
+from .stages.boundary_graph import batch_rows, closure_batch_limit, closure_budget, levels_bytes
 
 __all__ = ["stage_memory", "dry_run", "sssp_memory", "check_output_fits", "output_bytes", "RATE"]
 
@@ -160,7 +160,7 @@ def sssp_memory(graph, counts, *, dtype, backend: str, output: str, block_bytes=
 def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: int, block_bytes=None,
             method: str = "frontier", available: int | None = None, stats: bool = False,
             predecessors: bool = False, wanted=None, interior=None, closing=None, keep=None,
-            whole_rows: bool = True) -> list[dict]:
+            whole_rows: bool = True, tree=None) -> list[dict]:
     """Per rank: peak device memory per stage, host memory, output size and estimated seconds.
 
     Parameters
@@ -183,6 +183,9 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
     whole_rows : bool
         False when nothing needs every distance: a component without boundary
         computes its own columns only (the estimated seconds).
+    tree : LevelTree, optional
+        Boundary-graph method: the levels the run will close (their super-groups' sizes); without it
+        the upper levels are estimated from the dense limit and the super-group size.
     """
     from .schedule import component_costs
     from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
@@ -215,7 +218,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
             mine = keep if keep is None else keep & np.isin(np.arange(partition.k), components)  # as the run keeps
             base, kept = _boundary_graph_memory(partition, plan[rank] if closing is None else closing[rank], mine,
                                                 n, itemsize, available, DENSE_LIMIT[backend], SUPER_SIZE[backend],
-                                                peak, base)
+                                                peak, base, tree=tree)
             groups = [[p] for p in components]
             batch_most = batch_rows(n, itemsize)
             batch_total = int(sum(nbs[p] for p in components))
@@ -280,7 +283,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
 
 
 def _boundary_graph_memory(partition, components, keep, n, itemsize, available, dense_limit, super_size, peak,
-                           base) -> tuple[int, set]:
+                           base, tree=None) -> tuple[int, set]:
     """Fill the boundary-graph stages of ``peak``; return what stays held while components are computed
     and the components whose closures are held.
 
@@ -288,7 +291,8 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     """
     sizes = partition.sizes.astype(np.int64)
     nbs = partition.boundary_per_part.astype(np.int64)
-    budget = available // 3  # closures kept while they take at most a third (components.local_closures)
+    # closures kept while they leave room for the levels (components.local_closures)
+    budget = closure_budget(available, levels_bytes(tree, partition, itemsize))
     kept = 0
     unkept_rows = 0
     unkept_squares = 0
@@ -308,7 +312,9 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     peak["local_fw"] = base + closures + in_flight
     boundary = int(nbs.sum())
     level0 = int((nbs * sizes).sum()) * itemsize  # L_q[:nb_q] of every component, one copy in the levels
-    if boundary <= dense_limit:
+    if tree is not None:  # the levels as they will be closed
+        upper = tree.upper_items() * itemsize
+    elif boundary <= dense_limit:
         upper = boundary * boundary * itemsize
     else:  # super-groups of about super_size boundary vertices, closed densely, and a dense top
         upper = 2 * boundary * super_size * itemsize + dense_limit * dense_limit * itemsize

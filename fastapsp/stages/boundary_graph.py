@@ -66,7 +66,8 @@ from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import min_plus
 
-__all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closure_batch_limit", "batch_rows",
+__all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closure_batch_limit", "closure_budget",
+           "levels_bytes", "batch_rows",
            "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS", "BATCH_BYTES"]
 
 # Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
@@ -104,6 +105,20 @@ def close_components(indptr, indices, weights, partition, components, *, dtype):
         closed[p] = build_component_matrix(indptr, indices, weights, xp.asarray(vertices), 0, no_rows, dtype=dtype)
     close_many(closed.values())  # on the GPU: the same launches for all of them
     return closed
+
+
+def levels_bytes(tree, partition, itemsize: int) -> int:
+    """Bytes the boundary graph holds besides the kept closures: every component's ``L_p[:nb_p]`` (level 0)
+    and, with ``tree`` (:class:`LevelTree`), its upper levels (:meth:`LevelTree.upper_items`)."""
+    level0 = int((partition.boundary_per_part.astype(np.int64) * partition.sizes.astype(np.int64)).sum())
+    return (level0 + (tree.upper_items() if tree is not None else 0)) * int(itemsize)
+
+
+def closure_budget(available: int, reserve: int = 0) -> int:
+    """Bytes of local closures kept for the components' turn: a third of ``available``, and no more than
+    what ``reserve`` (the boundary graph's levels, :func:`levels_bytes`) leaves of it; the closures not
+    kept are closed again when needed."""
+    return max(0, min(available // 3, available - reserve))
 
 
 def closure_batch_limit(budget: int) -> int:
@@ -304,6 +319,26 @@ class LevelTree:
         # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
         used, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
         return labels.astype(np.int64), int(used.size)
+
+    def shape(self) -> list[dict]:
+        """Every upper level as plain values: its vertices, super-groups, the largest of them and the
+        boundary vertices it leaves to the level above (what ``--dry-run`` prints)."""
+        out = []
+        for level in range(1, len(self.starts)):
+            sizes = np.diff(self.starts[level])
+            out.append({"level": level, "vertices": int(self.starts[level][-1]), "groups": int(sizes.size),
+                        "largest_group": int(sizes.max()) if sizes.size else 0, "boundary": int(self.nb[level].sum())})
+        return out
+
+    def upper_items(self) -> int:
+        """Distances the upper levels hold at once when one process closes them all: each super-group's
+        closure (its interior rows stay for the rows of the components below) and each upper level's
+        boundary rows, ``L_s[:nb_s]`` of every super-group."""
+        items = 0
+        for level in range(1, len(self.starts)):
+            sizes = np.diff(self.starts[level]).astype(np.int64)
+            items += int((sizes * sizes).sum()) + int((self.nb[level].astype(np.int64) * sizes).sum())
+        return items
 
     def ordinals(self) -> list[np.ndarray]:
         """For every level, each group's place in the tree's depth-first order: groups
