@@ -48,6 +48,35 @@ def column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, com
     return int(min(n, width))
 
 
+_MIN_WIDTH = 32  # columns of the narrowest block a shortage of device memory may leave
+
+
+def column_blocks(xp, rows: int, first: int, last: int, width: int, dtype, *, pad: int = 1, predecessors=False):
+    """``(start, cols, block, block_p)`` over the columns ``first .. last`` in chunks of ``width``.
+
+    ``block`` has shape (rows, cols) in ``dtype`` (rows padded to whole groups of ``pad`` elements),
+    ``block_p`` the int32 predecessors beside it (``predecessors``) or None.  ``width`` comes from the free
+    memory counted with the memory pool's unused blocks, which the pool may hold in pieces too small for
+    one block: where the device cannot hold a chunk, the chunk is halved and tried again (down to
+    ``_MIN_WIDTH`` columns).  The generator keeps no reference to a block once the caller has it back.
+    """
+    start = first
+    while start < last:
+        cols = min(width, last - start)
+        try:
+            block = xp.empty((rows, -(-cols // pad) * pad), dtype=dtype)[:, :cols]
+            block_p = xp.empty((rows, cols), dtype=np.int32) if predecessors else None
+        except MemoryError:  # CuPy's OutOfMemoryError, after its pool has released what it could
+            block = block_p = None
+            if xp is np or width <= _MIN_WIDTH:
+                raise
+            width = max(_MIN_WIDTH, width // 2)
+            continue
+        yield start, cols, block, block_p
+        block = block_p = None
+        start += cols
+
+
 def internal_arcs(graph, partition) -> np.ndarray:
     """Arcs of every component between two of its own vertices (int64, one count per component).
 
@@ -349,10 +378,8 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     # On the GPU, rows of whole 16-byte groups, so that the min-plus kernels store them as vectors
     # whatever n is (a block that goes to the host stays contiguous for its copy).
     pad = 16 // dtype.itemsize if xp is not np and not sink.needs_host else 1
-    for start in range(first, last, width):
-        cols = min(width, last - start)
-        block = xp.empty((c, -(-cols // pad) * pad), dtype=dtype)[:, :cols]
-        block_p = None if paths is None else xp.empty((c, cols), dtype=np.int32)
+    for start, cols, block, block_p in column_blocks(xp, c, first, last, width, dtype, pad=pad,
+                                                     predecessors=paths is not None):
         if not needs_matrix:
             with timer("assemble"):
                 _rows_without_matrix(block, rows_b[:, start : start + cols], vertices_host, start, xp=xp)
@@ -535,10 +562,8 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
     # Without arcs of its own: the wanted rows, boundary first, as the rows of such a component.
     wanted = vertices_host[np.concatenate([boundary, interior])] if arcless else None
     boundary_dev = xp.asarray(boundary)
-    for start in range(0, n, width):
-        cols = min(width, n - start)
-        block = xp.empty((local.size, cols), dtype=dtype)
-        block_p = None if paths is None else xp.empty((local.size, cols), dtype=np.int32)
+    for start, cols, block, block_p in column_blocks(xp, local.size, 0, n, width, dtype,
+                                                     predecessors=paths is not None):
         with timer("assemble"):
             if arcless:
                 _rows_without_matrix(block, rows_b[boundary_dev, start : start + cols], wanted, start, xp=xp)

@@ -312,8 +312,8 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     peak["local_fw"] = base + closures + in_flight
     boundary = int(nbs.sum())
     level0 = int((nbs * sizes).sum()) * itemsize  # L_q[:nb_q] of every component, one copy in the levels
-    if tree is not None:  # the levels as they will be closed
-        upper = tree.upper_items() * itemsize
+    if tree is not None:  # the levels as they will be closed, and the rows made from them while components run
+        upper = (tree.upper_items() + tree.row_items()) * itemsize
     elif boundary <= dense_limit:
         upper = boundary * boundary * itemsize
     else:  # super-groups of about super_size boundary vertices, closed densely, and a dense top

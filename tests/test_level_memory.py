@@ -30,15 +30,16 @@ def test_shape_and_items_follow_the_levels():
     tree = LevelTree(graph, part, dense_limit=40, super_size=24)
     shape = tree.shape()
     assert len(shape) == len(tree.level_sizes) - 1 >= 2
-    items = 0
+    items = rows = 0
     for entry, starts, nb in zip(shape, tree.starts[1:], tree.nb[1:]):
         sizes = np.diff(starts)
         assert entry["vertices"] == int(starts[-1]) and entry["groups"] == sizes.size
         assert entry["largest_group"] == int(sizes.max()) and entry["boundary"] == int(nb.sum())
         items += int((sizes**2).sum()) + int((nb * sizes).sum())
-    assert tree.upper_items() == items
+        rows += 2 * int(sizes.max()) * int(starts[-1])  # a super-group's full rows and their reordered copy
+    assert tree.upper_items() == items and tree.row_items() == rows
     level0 = int((part.boundary_per_part * part.sizes).sum())
-    assert levels_bytes(tree, part, 4) == 4 * (level0 + items)
+    assert levels_bytes(tree, part, 4) == 4 * (level0 + items + rows)
     assert levels_bytes(None, part, 8) == 8 * level0
 
 
@@ -75,7 +76,7 @@ def test_dry_run_counts_the_levels_of_the_tree():
     boundary = int(part.boundary.sum())
     assert boundary <= 1536  # without the tree: the whole boundary closed densely (numpy's dense limit)
     # the same base, closures and level 0 (memory unbounded: every closure kept); the upper levels as the tree has them
-    assert with_tree - without == (tree.upper_items() - boundary * boundary) * 4
+    assert with_tree - without == (tree.upper_items() + tree.row_items() - boundary * boundary) * 4
 
 
 def test_the_plan_describes_the_upper_levels():
@@ -84,3 +85,39 @@ def test_the_plan_describes_the_upper_levels():
     levels = plan.describe()["upper_levels"]
     assert isinstance(levels, list) and levels and levels[0]["level"] == 1
     assert levels[0]["vertices"] == int(plan.partition.boundary.sum())
+
+
+class _ShortDevice:
+    """An array module whose allocations above ``limit`` elements fail as a full GPU's do."""
+
+    def __init__(self, limit):
+        self.limit, self.asked = limit, []
+
+    def empty(self, shape, dtype):
+        self.asked.append(tuple(shape))
+        if int(np.prod(shape)) > self.limit:
+            raise MemoryError("Out of memory allocating")
+        return np.empty(shape, dtype=dtype)
+
+
+def test_column_blocks_halve_a_chunk_the_device_cannot_hold():
+    device = _ShortDevice(limit=10 * 300)
+    chunks = [(start, cols, block.shape) for start, cols, block, _ in
+              components_module.column_blocks(device, 10, 5, 2005, 1000, np.float32, pad=4)]
+    starts = [c[0] for c in chunks]
+    assert starts[0] == 5 and all(a + c[1] == b for a, c, b in zip(starts, chunks, starts[1:]))
+    assert chunks[-1][0] + chunks[-1][1] == 2005  # every column once, in order
+    assert max(c[1] for c in chunks) <= 250 and all(c[2] == (10, c[1]) for c in chunks)
+    assert (10, 1000) in device.asked and (10, 500) in device.asked  # halved, and halved again
+
+
+def test_column_blocks_give_up_at_the_narrowest_block():
+    device = _ShortDevice(limit=10)
+    with pytest.raises(MemoryError):
+        list(components_module.column_blocks(device, 10, 0, 100, 64, np.float32, predecessors=True))
+
+
+def test_column_blocks_with_predecessors_and_no_shortage():
+    chunks = list(components_module.column_blocks(np, 3, 0, 10, 4, np.float64, predecessors=True))
+    assert [(s, c) for s, c, _, _ in chunks] == [(0, 4), (4, 4), (8, 2)]
+    assert all(p.dtype == np.int32 and p.shape == b.shape for _, _, b, p in chunks)

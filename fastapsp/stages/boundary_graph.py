@@ -109,9 +109,11 @@ def close_components(indptr, indices, weights, partition, components, *, dtype):
 
 def levels_bytes(tree, partition, itemsize: int) -> int:
     """Bytes the boundary graph holds besides the kept closures: every component's ``L_p[:nb_p]`` (level 0)
-    and, with ``tree`` (:class:`LevelTree`), its upper levels (:meth:`LevelTree.upper_items`)."""
+    and, with ``tree`` (:class:`LevelTree`), its upper levels and the rows made from them
+    (:meth:`LevelTree.upper_items`, :meth:`LevelTree.row_items`)."""
     level0 = int((partition.boundary_per_part.astype(np.int64) * partition.sizes.astype(np.int64)).sum())
-    return (level0 + (tree.upper_items() if tree is not None else 0)) * int(itemsize)
+    upper = tree.upper_items() + tree.row_items() if tree is not None else 0
+    return (level0 + upper) * int(itemsize)
 
 
 def closure_budget(available: int, reserve: int = 0) -> int:
@@ -338,6 +340,17 @@ class LevelTree:
         for level in range(1, len(self.starts)):
             sizes = np.diff(self.starts[level]).astype(np.int64)
             items += int((sizes * sizes).sum()) + int((self.nb[level].astype(np.int64) * sizes).sum())
+        return items
+
+    def row_items(self) -> int:
+        """Distances held while boundary rows are made from the levels: at every upper level the full rows
+        of one super-group (its vertices to all of the level's, kept for the groups below it) and their
+        columns put in the level below's order, at most the largest super-group's of each level."""
+        items = 0
+        for level in range(1, len(self.starts)):
+            sizes = np.diff(self.starts[level]).astype(np.int64)
+            if sizes.size:
+                items += 2 * int(sizes.max()) * int(self.starts[level][-1])
         return items
 
     def ordinals(self) -> list[np.ndarray]:
