@@ -183,6 +183,12 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree, comm=comm,
                                    components=components)
         rows_of = levels.boundary_rows(components)
+        # Closures not kept (memory) are closed again when their turn comes, several at once: those of the
+        # next components in the order their rows come, as far as one closure batch holds.
+        upcoming = levels.visit_order(components)
+        place = {p: i for i, p in enumerate(upcoming)}
+        reclose = [p for p in upcoming if closed.get(p) is None and _needs_matrix(partition, arcs, p)
+                   and (keep is None or keep[p])]
         while True:
             timer.component = None  # the next component is known once its rows are made
             with timer("boundary_rows"):
@@ -198,7 +204,10 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 matrix = None
             if matrix is None and needed and (keep is None or keep[p]):  # not kept (memory): close it again
                 with timer("local_fw"):
-                    matrix = close_components(indptr, indices, weights, partition, [p], dtype=dtype)[p]
+                    batch = _reclose_batch(p, reclose, place, partition, dtype.itemsize,
+                                           closure_batch_limit(available_bytes(xp) // 3))
+                    closed.update(close_components(indptr, indices, weights, partition, batch, dtype=dtype))
+                matrix = closed.pop(p)
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
                              dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
@@ -246,6 +255,25 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     if xp is not np:
         xp.get_default_memory_pool().free_all_blocks()
     return timer.seconds
+
+
+def _reclose_batch(p: int, reclose: list, place: dict, partition, itemsize: int, limit: int) -> list:
+    """``p`` and the components after it in ``reclose`` (those whose closures were not kept, in the order
+    their rows come, ``place`` their positions in that order) whose matrices fit in ``limit`` bytes with it."""
+    import bisect
+
+    order = [place[q] for q in reclose]
+    start = bisect.bisect_left(order, place[p])
+    batch, size = [p], int(partition.sizes[p]) ** 2 * itemsize
+    for q in reclose[start:]:
+        if q == p:
+            continue
+        nbytes = int(partition.sizes[q]) ** 2 * itemsize
+        if size + nbytes > limit:
+            break
+        batch.append(q)
+        size += nbytes
+    return batch
 
 
 def local_closures(graph, partition, components, *, backend: str, dtype,

@@ -3,6 +3,8 @@ local closures kept only while they leave room for them (closure_budget), and th
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -59,10 +61,24 @@ def test_closures_not_kept_when_the_levels_need_the_room(monkeypatch):
     kept, _ = components_module.local_closures(graph, part, range(part.k), backend="numpy", dtype=np.float64)
     assert any(m is not None for m in kept.values())
     monkeypatch.setattr(components_module, "levels_bytes", lambda *a, **k: 1 << 62)
+    batches = []
+    close = components_module.close_components
+
+    def recording(*args, **kw):
+        batches.append((inspect.stack()[1].function, list(args[4])))
+        return close(*args, **kw)
+
+    monkeypatch.setattr(components_module, "close_components", recording)
     sink = MemorySink(graph.n, np.float64)
     components_module.run_components(graph, part, range(part.k), backend="numpy", sink=sink, dtype=np.float64,
                                      boundary_rows="boundary-graph")
     np.testing.assert_array_equal(sink.result, reference_apsp(graph))
+    again = [b for caller, b in batches if caller == "run_components"]  # closed again at the components' turns
+    closed_again = [p for b in again for p in b]
+    arcs = components_module.internal_arcs(graph, part)
+    needing = [p for p in range(part.k) if part.sizes[p] and components_module._needs_matrix(part, arcs, p)]
+    assert len(needing) >= 4 and sorted(closed_again) == needing  # each that needs its closure, once
+    assert len(again) < len(closed_again)  # several at once
 
 
 def test_dry_run_counts_the_levels_of_the_tree():

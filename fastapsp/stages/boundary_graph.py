@@ -680,6 +680,11 @@ class BoundaryGraph:
         return blocked_floyd_warshall(matrix)
 
     # ------------------------------------------------------------------ rows
+    def visit_order(self, components, level: int = 0) -> list:
+        """``components`` (groups of ``level``) in the order :meth:`boundary_rows` yields them: super-group
+        by super-group, in the tree's depth-first order."""
+        return sorted((int(g) for g in components), key=lambda g: int(self._ordinal[level][g]))
+
     def boundary_rows(self, components):
         """Yield ``(p, rows)``: distances from the boundary vertices of component ``p``
         to every vertex (original vertex order), for the components asked for.
@@ -720,7 +725,7 @@ class BoundaryGraph:
         lev, nxt = self.levels[level], self.levels[level + 1]
         xp = self.xp
         bstart = lev.bstart
-        groups = sorted(groups, key=lambda g: int(self._ordinal[level][g]))  # super-group by super-group
+        groups = self.visit_order(groups, level)  # super-group by super-group
         current, rows_s = None, None
         most = batch_rows(lev.n, self.dtype.itemsize)
         i = 0
