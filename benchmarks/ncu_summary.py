@@ -2,7 +2,8 @@
 """One record per profiled kernel launch from Nsight Compute's raw CSV page (``ncu --csv --page raw``).
 
 For each launch: the kernel's name, grid and block, its duration, the throughputs as a percentage of the
-device's peak (SM, memory, DRAM), the theoretical and achieved occupancy, the registers per thread and
+device's peak (SM, memory, DRAM, L2, the ALU pipe, instruction issue), the L2 hit rate, the theoretical
+and achieved occupancy, the registers per thread and
 what limits the resident blocks, and the four largest warp-stall reasons (cycles per issued instruction).
 With ``--report`` (the ``fastapsp solve --report`` of the same graph and settings) the record also holds
 the graph's n, k and mean boundary per component.
@@ -21,7 +22,11 @@ COLUMNS = {  # record key: raw metric name
     "duration_us": "gpu__time_duration.sum",
     "sm_throughput_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "memory_throughput_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram_throughput_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram_throughput_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "l2_throughput_pct": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l2_hit_rate_pct": "lts__t_sector_hit_rate.pct",
+    "alu_pipe_pct": "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "issue_active_pct": "sm__issue_active.avg.pct_of_peak_sustained_elapsed",
     "achieved_occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
     "theoretical_occupancy_pct": "sm__maximum_warps_per_active_cycle_pct",
     "registers_per_thread": "launch__registers_per_thread",
@@ -29,7 +34,6 @@ COLUMNS = {  # record key: raw metric name
     "block_limit_registers": "launch__occupancy_limit_registers",
     "block_limit_shared_mem": "launch__occupancy_limit_shared_mem",
     "block_limit_warps": "launch__occupancy_limit_warps",
-    "issue_slots_busy_pct": "sm__inst_issued.avg.pct_of_peak_sustained_active",
 }
 STALL = "smsp__average_warp_latency_issue_stalled_"
 STALL_ALT = "smsp__average_warps_issue_stalled_"
@@ -109,7 +113,7 @@ def main(argv=None) -> int:
     for r in records:
         print(f"{r['kernel'][:28]:28s} grid {str(r['grid']):>16s} {r['duration_us'] or 0:9.1f} us  "
               f"SM {r['sm_throughput_pct'] or 0:5.1f}%  mem {r['memory_throughput_pct'] or 0:5.1f}%  "
-              f"DRAM {r['dram_throughput_pct'] or 0:5.1f}%  occ {r['achieved_occupancy_pct'] or 0:5.1f}/"
+              f"DRAM {r['dram_throughput_pct'] or 0:5.1f}%  L2 {r['l2_throughput_pct'] or 0:5.1f}%  occ {r['achieved_occupancy_pct'] or 0:5.1f}/"
               f"{r['theoretical_occupancy_pct'] or 0:5.1f}%  regs {r['registers_per_thread']}  "
               f"stalls {', '.join(f'{a} {b}' for a, b in r['top_stalls'])}")
     if args.json:
