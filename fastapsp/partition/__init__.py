@@ -38,11 +38,8 @@ DEFAULT_IMBALANCE = 0.03
 REFINEMENTS = ("none", "boundary")
 REFINED_SUFFIX = "+b"
 AUTO = "auto"
-# Jet from this many vertices on, on the GPU.  Measured on one H100, process start to exit, by
-# benchmarks/partition_bench.py: Jet partitioned roadFLA (1.07M vertices, k = 1045) in
-# 0.76 s against METIS's 1.67 s and del20-unit (k = 1218) in 0.94 s against 3.05 s, but
-# luxembourg_osm (115k) and delaunay16r (65k) in 0.6-0.85 s against METIS's 0.1-0.2 s: a
-# fresh process waits for its CUDA context, and Jet's launches cost more than a small graph.
+# Jet from this many vertices on, on the GPU: below it a fresh process's wait for its CUDA context
+# and Jet's launches cost more than METIS on the host (the measurements: docs/kernels.md).
 AUTO_JET_FROM = 1 << 19
 
 _BASE = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
