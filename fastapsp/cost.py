@@ -90,8 +90,7 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
 
 
 # Bytes per second of sharing the rows L_q[B_q, :] among the ranks of one host: copied to the host, one
-# Allgatherv, copied back (420 MB of del20-unit in 0.56-0.59 s, measured on 2 x H200 by runs of
-# benchmarks/gpu_pipeline.py under MPI).
+# Allgatherv, copied back; from runs of benchmarks/gpu_pipeline.py under MPI (the runs: docs/kernels.md).
 SHARE_RATE = 0.7e9
 
 
@@ -101,9 +100,9 @@ def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.floa
 
     Closing all costs each rank the closures of the other ranks' components,
     ``(1 - 1/ranks)`` of the predicted ``local_fw``; sharing costs the rows'
-    bytes at ``SHARE_RATE``.  On 2 x H200 closing all saved 0.4-0.5 s on
-    del20-unit and about 0.1 s on roadFLA; on the CPU closures are slow and
-    sharing wins.
+    bytes at ``SHARE_RATE``.  On two GPUs closing all saved time on
+    del20-unit and on roadFLA (docs/kernels.md); on the CPU closures are slow
+    and sharing wins.
     """
     if ranks < 2:
         return False
@@ -122,22 +121,21 @@ def choose_boundary_rows(prediction: dict) -> str:
 
 
 # Seconds of the partitioner (METIS on the host) per vertex and per component, fitted to whole runs at
-# several k on the 16-core host of an H100 (benchmarks/gpu_pipeline.py).
+# several k (benchmarks/gpu_pipeline.py; the runs: docs/kernels.md).
 PARTITION_RATES = {"per_vertex": 1.7e-6, "per_component": 1.0e-3}
 # Fixed seconds per component on top of its dense work (launches, host logic).
 COMPONENT_OVERHEAD = {"cupy": 4.0e-4, "numpy": 2.0e-4}
 # Component sizes considered by auto_k, and the vertices of the sampled region.
 _SIZES = np.geomspace(256, 16384, 25)
 # Smaller sizes, considered too where isolated vertices fill components of their own: those need no
-# boundary rows, only their closure, which smaller components make cheaper.  200,000 vertices with
-# 2,000 random edges, --stats on the 2-core development host: 13.5 s at k = 781, 3.9 s at k = 3125.
+# boundary rows, only their closure, which smaller components make cheaper: on a graph of mostly isolated
+# vertices they made a --stats run several times faster (docs/kernels.md).
 _SMALL_SIZES = np.geomspace(64, 256, 7)[:-1]
 _SAMPLE = 50_000
 # The sampled region grows with the graph, a tenth of it between these bounds: cutting it costs
-# METIS time in proportion.  On luxembourg_osm (114,599 vertices), roadNY (264,346) and
-# delaunay_n17 (131,072), regions of 25,000 and 50,000 vertices led to the same k (67, 153, 181)
-# for 0.05 / 0.14 / 0.23 s of sampling instead of 0.15 / 0.34 / 0.47 s on the 2-core host;
-# 12,000 misjudged delaunay_n17 (k = 64).
+# METIS time in proportion.  On road and Delaunay graphs regions of the lower bound led to the same k
+# as regions of the upper one in a third to a half of the sampling time, while smaller regions
+# misjudged k (docs/kernels.md).
 _SAMPLE_RANGE = (25_000, _SAMPLE)
 _SAMPLE_PARTS = (1600, 400)  # vertices per part of the two cuts of the sample (sample_boundary)
 
@@ -284,8 +282,9 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
     start = time.perf_counter()
     if graph.n < 4096 and backend == "cupy":  # small graphs on a GPU: milliseconds whatever k, not worth measuring
         return {"k": default_k(graph.n), "rule": "n / 1800 (small graph)", "seconds": time.perf_counter() - start}
-    # On the CPU even a small graph is measured: one dense closure of minnesota's 2,642 vertices took 12.4 s in
-    # NumPy where k = 32 took 0.27 s.  Parts of the sample sized to the graph when it is small.
+    # On the CPU even a small graph is measured: in NumPy one dense closure of a few thousand vertices takes
+    # tens of times longer than a run at a suitable k (docs/kernels.md).  Parts of the sample sized to the
+    # graph when it is small.
     isolated = int(np.count_nonzero(np.diff(graph.undirected_adjacency()[0]) == 0))
     linked = graph.n - isolated
     parts = _SAMPLE_PARTS if linked >= 4 * _SAMPLE_PARTS[0] else (max(2, linked // 4), max(2, linked // 16))

@@ -30,7 +30,7 @@ import numpy as np
 
 __all__ = ["PARALLEL_FROM_BYTES", "available_cores", "parse_parallel"]
 
-# Below this a fork and its wait cost more than the parse they would share (about 20 ms of parsing).
+# Below this a fork and its wait cost more than the parse they would share (a short one: docs/kernels.md).
 PARALLEL_FROM_BYTES = 4 << 20
 # No run smaller than this: a worker's start must be worth its share.
 _RUN_BYTES = 2 << 20

@@ -3,9 +3,8 @@
 Under MPI the ranks that read the file are one per node (:mod:`fastapsp.io.nodes`),
 or every rank of a node that has fewer cores than ranks; here they are the
 ranks of ``comm``.  Reading the bytes and decompressing them is quick; parsing the numbers and checking them is not (on
-the 2^20 Delaunay graph, 3.1 million lines, it was a good part of the read, and
-with four ranks on one host each parsing everything the read took 2.1 s where
-one process took 1.1 s).  For the formats of one arc per line (``mtx``,
+a large graph it is a good part of the read, and with several ranks on one host each parsing everything the read
+took about twice as long as in one process: docs/kernels.md).  For the formats of one arc per line (``mtx``,
 ``fastapsp``, ``dimacs``) the lines after the header are cut, at line ends,
 into ``comm.size`` consecutive slices: rank ``r`` parses and checks slice
 ``r``, and one broadcast per rank and column (tails, heads, weights) gives

@@ -28,7 +28,7 @@
 #define SKU_COLS 128
 #define SKU_CT 4
 #ifndef SKU_MAXK  // largest K (a multiple of 4): 32, or 48 (37.6 KB of shared memory) for K = 33..48
-#define SKU_MAXK 32  // the host asks for 48 only where needed: more registers (spills) slow K <= 32 by ~10%
+#define SKU_MAXK 32  // the host asks for 48 only where needed: more registers (spills) slow K <= 32 (docs/kernels.md)
 #endif
 
 struct SmallKU16Smem {

@@ -4,11 +4,11 @@ An isolated vertex reaches nothing and nothing reaches it.  Placed by a
 partitioner among connected vertices, it sits in a component that has
 boundary vertices, and its row is computed through that boundary over all
 ``n`` columns although every distance in it is ``inf``; the partitioner
-itself also pays for it (METIS took 5.5 s for the 200,000 vertices of a graph
-with 2,000 random edges on the 2-core development host, 2 ms for its 3,958
-vertices that have arcs).  Set apart, isolated vertices fill components that
-no arc joins to another: they need no boundary rows and no min-plus, and when
-nothing needs whole rows (``--stats``) only their own columns are computed.
+itself also pays for it (METIS spends far longer on a graph of mostly
+isolated vertices than on its vertices that have arcs alone: docs/kernels.md).
+Set apart, isolated vertices fill components that no arc joins to another:
+they need no boundary rows and no min-plus, and when nothing needs whole rows
+(``--stats``) only their own columns are computed.
 """
 
 from __future__ import annotations

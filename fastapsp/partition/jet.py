@@ -15,8 +15,8 @@ Coarsening
     add, parallel edges merge with their weights added) until the graph has
     about ``max(COARSEST_PER_PART * k, 1000)`` vertices or stops shrinking.
 Initial partition
-    METIS (pymetis, recursive bisection: on these small weighted graphs about
-    three times faster than its k-way, with a lower cut) on the coarsest
+    METIS (pymetis, recursive bisection: on these small weighted graphs
+    several times faster than its k-way, with a lower cut) on the coarsest
     graph, with its vertex and edge weights.
 Uncoarsening
     At every level, from the projected labels, Jet's refinement iterates:
@@ -41,8 +41,8 @@ iteration two kernels (candidates with the edge cut and part weights of the
 labels; afterburner with the moves) and one read of the statistics; a Jetr
 iteration three kernels that keep, per overweight part, only the vertices
 whose loss lies in the buckets that cover its excess, a copy of those rows to
-the host, which chooses the moves (on roadFLA a median of 1,100 rows, sorted
-there in well under a millisecond), and one kernel that applies them.
+the host, which chooses the moves (a small share of the vertices, quickly
+sorted there: docs/kernels.md), and one kernel that applies them.
 ``kernels=False`` (of :func:`jet_partition` and the steps) runs the array-op
 code of the NumPy path on CuPy instead (the reference the kernels are tested
 against).
@@ -67,8 +67,8 @@ SHRINK_AT_LEAST = 0.95  # stop coarsening when a level keeps more than this shar
 COARSEST_PER_PART = 30  # coarsen until about this many vertices per part
 LP_FILTER_COARSE = 0.75  # Jetlp's c on coarse levels
 LP_FILTER_FINEST = 0.25  # and on the input graph
-PATIENCE = 6  # on roadNY, delaunay_n17, luxembourg_osm: 0.5-1.4% more boundary than 12, 20-40% less time (CPU path)
-METIS_RECURSIVE = True  # recursive bisection on the coarsest graph: about 3x faster than k-way there, lower cut
+PATIENCE = 6  # against 12: slightly more boundary, a good deal less time (docs/kernels.md)
+METIS_RECURSIVE = True  # recursive bisection on the coarsest graph: faster than k-way there, lower cut (docs/kernels.md)
 MAX_ITERATIONS = 300
 SMALL_DEGREE = 16  # JET_SMALL_DEGREE of jet.cu: longer rows sum their connections in a scratch table
 

@@ -25,15 +25,11 @@ vertices:
    ``2**levels`` vertices down to single vertices, and also between three or
    more parts at once, which the pairwise cuts leave alone.
 
-Measured on the 2-core development machine (shared with other jobs) from METIS
-at k = n/1800 with the defaults, 2 workers, cluster moves on NumPy
-(benchmarks/refine_bench.py): boundary vertices
--16.0% on roadNY (12 s), -15.4% on roadFLA (51 s; 78 s with 1 worker), -9.3% on
-delaunay_n17 (16 s), -11.5% on del20-unit (163 s, of which 103 s for the cuts
-and the restart and 61 s for the cluster moves; 283 s with 1 worker, the test
-suite running beside it), every part within the bound.  In one process before
-the cuts ran in parallel: roadNY 18 s, roadFLA 79 s, delaunay_n17 25 s,
-del20-unit 345 s (-11.48%), del18-unit -11.1% in 55 s.
+From METIS's partitions at k = n/1800, with the defaults, the refinement
+removes about a tenth to a sixth of the boundary vertices of road and
+Delaunay graphs, every part within the bound, and the parallel cuts take a
+third or more off the time of one process (benchmarks/refine_bench.py; the
+measurements: docs/kernels.md).
 
 The cluster moves are written once for NumPy and CuPy (``xp`` is taken from
 the arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
@@ -66,15 +62,11 @@ One round, on the clusters of one level
 The levels run from the largest clusters down to single vertices; a level
 ends when a round finds nothing to move.  Further passes (``cycles``, one by
 default) build new clusters from the refined labels and run the levels again;
-each new clustering offers moves the last one did not (on del16-unit, clusters
-of up to 512 vertices and four passes took the mean gain over four seeds from
-3.0% to 4.3%, cluster moves alone).  After the pairwise cuts they add less,
-so the default is one pass.  From four
-flow passes on del18-unit (METIS start, k = 146), one pass of cluster moves
-removed 0.31% more of METIS's boundary vertices in 13.0 s with clusters of up
-to 512 vertices, 0.29% in 8.7 s with 16 and 0.25% in 6.1 s with 4; from six
-flow passes, one, two and four passes (512) removed 0.20%, 0.22% and 0.31% in
-10, 18 and 33 s, and on roadNY 0.50%, 0.62% and 0.95% in 2, 4 and 8 s.
+each new clustering offers moves the last one did not, so more passes raise
+the gain of the cluster moves alone.  After the pairwise cuts they add little
+(larger clusters and more passes a little more, for time in proportion), so
+the default is one pass with clusters of up to 512 vertices (the
+measurements: docs/kernels.md).
 """
 
 from __future__ import annotations
@@ -105,7 +97,7 @@ LAYOUT_PIECE = 64  # vertices per piece of the coarse graph the coordinates come
 LAYOUT_PIECES_PER_PART = 8  # fewer pieces than this per part: no centroidal restart
 LAYOUT_WEAK = 0.3  # pieces joined by fewer arcs than this share of the median are not neighbours
 LAYOUT_BLOCKS = 16  # METIS blocks that are split into pieces apart, on graphs of LAYOUT_BLOCKS_MIN vertices or more
-LAYOUT_BLOCKS_MIN = 500_000  # below: one METIS call (1.3 s on delaunay_n17; 16 s on del20-unit, 1-2 s in blocks)
+LAYOUT_BLOCKS_MIN = 500_000  # below: one METIS call; above, blocks are several times faster (docs/kernels.md)
 LAYOUT_PIVOTS = 16
 LAYOUT_SMOOTHING = 30  # rounds of averaging with the neighbours
 LAYOUT_SAMPLE = 0.125  # share of the points Lloyd's iteration runs on
@@ -694,8 +686,8 @@ def _pieces(indptr, indices, seed: int, workers: int):
 
     On ``LAYOUT_BLOCKS_MIN`` vertices or more, METIS splits the graph into
     ``LAYOUT_BLOCKS`` blocks and then each block into pieces (one METIS call
-    on all ``n / LAYOUT_PIECE`` pieces takes 16 s on a million vertices; the
-    blocks take 1-2 s and are split by ``workers`` processes at once); on
+    on all ``n / LAYOUT_PIECE`` pieces of a large graph takes several times
+    longer than the blocks, which are split by ``workers`` processes at once); on
     fewer, one METIS call makes the pieces.  The pieces do not depend on
     ``workers``.
     """
