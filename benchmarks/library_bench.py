@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, _gpu_name, _version, timed, write_json_atomic  # noqa: E402
+from _common import REPO, _commit, _gpu_name, _version, timed, write_json_atomic  # noqa: E402
 
 import fastapsp  # noqa: E402
 
@@ -73,16 +73,6 @@ MINNESOTA = REPO / "tests" / "data" / "minnesota.mtx.gz"
 
 
 # ------------------------------------------------------------------ where and with what
-def commit() -> str:
-    if os.environ.get("FASTAPSP_COMMIT"):
-        return os.environ["FASTAPSP_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              timeout=30, check=True).stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def versions() -> dict:
     return {name: _version(name, None if name == "cupy" else name) for name in ("fastapsp", "numpy", "cupy")}
 
@@ -295,7 +285,7 @@ def bench_graph(name, path, args, cp, caught, out_dir) -> list[dict]:
     read_seconds = time.perf_counter() - start
     device = (_gpu_name() or "gpu") if args.backend == "cupy" else "cpu"
     common = {"graph": name, "n": graph.n, "m": graph.m, "backend": args.backend, "device": device,
-              "commit": commit(), "versions": versions(), "read_seconds": read_seconds}
+              "commit": _commit(), "versions": versions(), "read_seconds": read_seconds}
     print(f"{name}: n={graph.n} m={graph.m} read in {read_seconds:.2f} s", flush=True)
     ref = Reference(graph, path, args.backend, args.k, out_dir)
     ref.partitioner = args.partitioner

@@ -22,14 +22,15 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO, _commit, _cpu_name  # noqa: E402
+
 DATA = REPO / "benchmarks" / "data"
 DEFAULT_GRAPHS = ("luxembourg_osm.mtx.gz", "roadNY.mtx.gz")  # roadNY only when present
 OUT_DIR = REPO / "benchmarks" / "results" / "anchors"
@@ -42,32 +43,11 @@ def graph_name(path: Path) -> str:
     return name
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
 def load_1min() -> float | None:
     try:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return None
-
-
-def commit() -> str:
-    if os.environ.get("FASTAPSP_COMMIT"):
-        return os.environ["FASTAPSP_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              timeout=30, check=True).stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def read(path: Path):
@@ -122,13 +102,13 @@ def measure(path: Path, sources: int, seed: int, repeat: int) -> dict:
         "reachable_in_sample": int(np.isfinite(d).sum()),
         "host": {
             "platform": platform.platform(),
-            "cpu": cpu_model(),
+            "cpu": _cpu_name(),
             "cores": os.cpu_count(),
             "load_average_1min_before": load_before,
             "load_average_1min_after": load_after,
         },
         "versions": {"numpy": np.__version__, "scipy": scipy.__version__, "python": platform.python_version()},
-        "commit": commit(),
+        "commit": _commit(),
     }
 
 
