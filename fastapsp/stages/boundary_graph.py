@@ -222,8 +222,7 @@ class LevelTree:
         group's vertices are on its boundary), try half as many, twice as
         large super-groups, and so on, before closing the whole level densely.
         Without widening such a level becomes the dense top whatever its
-        size: 35,205 vertices (4.4e13 relaxations, 5 GB) for the 2^21
-        Delaunay graph at k = 2,435.
+        size, tens of thousands of vertices on a large mesh (docs/kernels.md).
     """
 
     def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42, widen: bool = True):
@@ -239,7 +238,7 @@ class LevelTree:
         nb = partition.boundary_per_part.astype(np.int64)
         self.starts, self.nb = [starts], [nb]  # of every level
         # Cut arcs in level-0 boundary index.  A cut arc leaves a boundary vertex, so only the arcs of
-        # boundary vertices are looked at (on the 2^21 Delaunay graph 12% of them; same order as arcs()).
+        # boundary vertices are looked at (a small share of the vertices; same order as arcs()).
         tails = np.flatnonzero(partition.boundary)
         at, counts = arc_positions(graph.indptr, tails)
         src, dst, w = np.repeat(tails, counts), graph.indices[at], graph.weights[at]
