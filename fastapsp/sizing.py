@@ -254,9 +254,8 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                 else:  # the wanted interior rows' distances to the boundary and inside the component
                     held += inner * (nb + c) * square
                 peak["extract"] = max(peak["extract"], held)
-                # the run sizes its blocks from what is free then: the batch's rows are taken
-                width = _width(c, nb, n, block_item, max(0, available - int(0.85 * (csr + rows_bytes))),
-                               block_bytes)
+                # the run sizes its blocks from what is free then: everything held so far is taken
+                width = _width(c, nb, n, block_item, max(0, available - int(0.85 * held)), block_bytes)
                 held += blocks * r * width * block_item + (r * -(-width // _STATS_TILE) * 24 if stats else 0)
                 peak["min_plus"] = max(peak["min_plus"], held)
                 peak["assemble"] = max(peak["assemble"], held)
