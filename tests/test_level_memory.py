@@ -137,3 +137,18 @@ def test_column_blocks_with_predecessors_and_no_shortage():
     chunks = list(components_module.column_blocks(np, 3, 0, 10, 4, np.float64, predecessors=True))
     assert [(s, c) for s, c, _, _ in chunks] == [(0, 4), (4, 4), (8, 2)]
     assert all(p.dtype == np.int32 and p.shape == b.shape for _, _, b, p in chunks)
+
+
+def test_dry_run_sizes_a_block_from_what_is_free_after_what_is_held():
+    """The block of the min-plus stage takes at most what the earlier stages leave free (as the run sizes it)."""
+    graph = _grid(24, seed=11)
+    part = partition_graph(graph, 6)
+    tree = LevelTree(graph, part, dense_limit=40, super_size=24)
+    common = dict(dtype=np.float32, backend="numpy", output="none", rows=graph.n, method="boundary-graph", tree=tree)
+    unbounded = dry_run(graph, part, [list(range(part.k))], **common)[0]["device_bytes_per_stage"]
+    held = unbounded["extract"]
+    available = held + 40 * 1024  # room for a block of a few hundred columns only
+    stages = dry_run(graph, part, [list(range(part.k))], available=available, **common)[0]["device_bytes_per_stage"]
+    block = stages["min_plus"] - stages["extract"]
+    assert 0 < block <= max(available - int(0.85 * stages["extract"]), 0) + 32 * 4 * int(part.sizes.max())
+    assert unbounded["min_plus"] - unbounded["extract"] > block  # unbounded: whole rows
