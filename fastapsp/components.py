@@ -9,6 +9,8 @@ which method, dtype, pairs) comes from the caller: the plan.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from .backend import available_bytes, device_csr
@@ -189,6 +191,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         place = {p: i for i, p in enumerate(upcoming)}
         reclose = [p for p in upcoming if closed.get(p) is None and _needs_matrix(partition, arcs, p)
                    and (keep is None or keep[p])]
+        reclose_at = [place[p] for p in reclose]  # ascending
         while True:
             timer.component = None  # the next component is known once its rows are made
             with timer("boundary_rows"):
@@ -204,7 +207,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 matrix = None
             if matrix is None and needed and (keep is None or keep[p]):  # not kept (memory): close it again
                 with timer("local_fw"):
-                    batch = _reclose_batch(p, reclose, place, partition, dtype.itemsize,
+                    batch = _reclose_batch(p, reclose, reclose_at, place[p], partition, dtype.itemsize,
                                            closure_batch_limit(available_bytes(xp) // 3))
                     closed.update(close_components(indptr, indices, weights, partition, batch, dtype=dtype))
                 matrix = closed.pop(p)
@@ -257,13 +260,11 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     return timer.seconds
 
 
-def _reclose_batch(p: int, reclose: list, place: dict, partition, itemsize: int, limit: int) -> list:
+def _reclose_batch(p: int, reclose: list, reclose_at: list, at: int, partition, itemsize: int, limit: int) -> list:
     """``p`` and the components after it in ``reclose`` (those whose closures were not kept, in the order
-    their rows come, ``place`` their positions in that order) whose matrices fit in ``limit`` bytes with it."""
-    import bisect
-
-    order = [place[q] for q in reclose]
-    start = bisect.bisect_left(order, place[p])
+    their rows come; ``reclose_at`` their places in that order, ``at`` the place of ``p``) whose matrices
+    fit in ``limit`` bytes with it."""
+    start = bisect.bisect_left(reclose_at, at)
     batch, size = [p], int(partition.sizes[p]) ** 2 * itemsize
     for q in reclose[start:]:
         if q == p:
