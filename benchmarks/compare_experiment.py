@@ -97,6 +97,28 @@ def _graph_name(path: str) -> str:
     return name.split(".", 1)[0] or name
 
 
+def graph_entries(raw, path, allowed: tuple):
+    """``(where, entry, name, format, undirected)`` for every item of an experiment's ``graphs`` list.
+
+    ``raw`` must be a non-empty list; each item goes through :func:`graph_entry` (names unique), and the
+    keys every kind of experiment shares, ``format`` (a string or None) and ``undirected`` (a bool,
+    default False), are checked.  ``where`` names the item in error messages.
+    """
+    if not isinstance(raw, list) or not raw:
+        raise ExperimentError(f"{path}: graphs: expected a non-empty list of paths or {{path: ...}} entries")
+    names: set = set()
+    for i, entry in enumerate(raw):
+        where = f"{path}: graphs[{i}]"
+        entry, name = graph_entry(entry, where, allowed, names)
+        fmt = entry.get("format")
+        if fmt is not None and not isinstance(fmt, str):
+            raise ExperimentError(f"{where}: format: {fmt!r} is not a string")
+        undirected = entry.get("undirected", False)
+        if not isinstance(undirected, bool):
+            raise ExperimentError(f"{where}: undirected: {undirected!r} is not true or false")
+        yield where, entry, name, fmt, undirected
+
+
 def graph_entry(entry, where: str, allowed: tuple, names: set) -> tuple[dict, str]:
     """One item of an experiment's ``graphs`` list as a mapping, and its name (unique: added to ``names``).
 
@@ -160,25 +182,14 @@ def load_experiment(path):
         raise ExperimentError(f"{path}: sssp_method: {opts['sssp_method']!r} is not one of {', '.join(SSSP_METHODS)}")
 
     default_k = _k_list(opts["k"], f"{path}: k") if "k" in opts else None
-    raw_graphs = opts.get("graphs")
-    if not isinstance(raw_graphs, list) or not raw_graphs:
-        raise ExperimentError(f"{path}: graphs: expected a non-empty list of paths or {{path: ...}} entries")
-    graphs, missing, names = [], [], set()
-    for i, entry in enumerate(raw_graphs):
-        where = f"{path}: graphs[{i}]"
-        entry, name = graph_entry(entry, where, GRAPH_KEYS, names)
+    graphs, missing = [], []
+    for where, entry, name, fmt, undirected in graph_entries(opts.get("graphs"), path, GRAPH_KEYS):
         if "k" in entry:
             ks = _k_list(entry["k"], f"{where}: k")
         elif default_k is not None:
             ks = default_k
         else:
             raise ExperimentError(f"{where}: no k list for {name!r}; set the experiment's k or the graph's k")
-        fmt = entry.get("format")
-        if fmt is not None and not isinstance(fmt, str):
-            raise ExperimentError(f"{where}: format: {fmt!r} is not a string")
-        undirected = entry.get("undirected", False)
-        if not isinstance(undirected, bool):
-            raise ExperimentError(f"{where}: undirected: {undirected!r} is not true or false")
         method = entry.get("sssp_method", opts["sssp_method"])
         if method not in SSSP_METHODS:
             raise ExperimentError(f"{where}: sssp_method: {method!r} is not one of {', '.join(SSSP_METHODS)}")

@@ -59,7 +59,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from _common import REPO, write_json_atomic  # noqa: E402
-from compare_experiment import ExperimentError, graph_entry  # noqa: E402
+from compare_experiment import ExperimentError, graph_entries  # noqa: E402
 
 KIND = "family"
 TOP_KEYS = ("kind", "graphs", "backend", "partitioner", "k", "repetitions", "verify", "timeout")
@@ -137,23 +137,12 @@ def load_family(path, data: dict) -> Family:
         raise ExperimentError(f"{path}: timeout: {timeout!r} is not a positive number of seconds")
     default_k = _k(opts["k"], f"{path}: k")
     default_part = _partitioner(opts["partitioner"], f"{path}: partitioner")
-    raw = opts.get("graphs")
-    if not isinstance(raw, list) or not raw:
-        raise ExperimentError(f"{path}: graphs: expected a non-empty list of paths or {{path: ...}} entries")
-    graphs, missing, names = [], [], set()
-    for i, entry in enumerate(raw):
-        where = f"{path}: graphs[{i}]"
-        entry, name = graph_entry(entry, where, GRAPH_KEYS, names)
+    graphs, missing = [], []
+    for where, entry, name, fmt, undirected in graph_entries(opts.get("graphs"), path, GRAPH_KEYS):
         make = entry.get("make")
         if make is not None and (not isinstance(make, list) or not make
                                  or not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in make)):
             raise ExperimentError(f"{where}: make: expected a list of a script and its arguments, found {make!r}")
-        fmt = entry.get("format")
-        if fmt is not None and not isinstance(fmt, str):
-            raise ExperimentError(f"{where}: format: {fmt!r} is not a string")
-        undirected = entry.get("undirected", False)
-        if not isinstance(undirected, bool):
-            raise ExperimentError(f"{where}: undirected: {undirected!r} is not true or false")
         k = _k(entry["k"], f"{where}: k") if "k" in entry else default_k
         part = _partitioner(entry["partitioner"], f"{where}: partitioner") if "partitioner" in entry else default_part
         g = FamilyGraph(name, _where(entry["path"]), entry["path"], [str(a) for a in make] if make else None, k, part,
