@@ -17,7 +17,7 @@ from fastapsp.io._common import _token_starts
 
 from cli_util import DATA
 from test_cli import BAD_INPUTS
-from test_io_share import BREAKS, _lines, _mtx
+from test_io_share import _break_some, _lines, _mtx
 
 
 @pytest.fixture
@@ -146,11 +146,7 @@ def test_bad_inputs_fail_alike(forced, monkeypatch, tmp_path, name):
 def test_broken_lines_fail_as_in_one_process(forced, monkeypatch, tmp_path, seed):
     rng = np.random.default_rng(seed)
     lines = _lines(seed)
-    for _ in range(int(rng.integers(1, 4))):
-        at = int(rng.integers(len(lines)))
-        words = lines[at].split()
-        words[int(rng.integers(3))] = BREAKS[int(rng.integers(len(BREAKS)))]
-        lines[at] = " ".join(words)
+    _break_some(lines, rng)
     _like_serial(_mtx(tmp_path, lines, size="40 40 200"), monkeypatch)
 
 

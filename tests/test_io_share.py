@@ -156,16 +156,21 @@ def test_bad_inputs_fail_alike(tmp_path, name):
 BREAKS = ["x", "-3", "0", "41", "1.5", "nan", "inf", "1 2 3 4", "7", ""]
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_broken_lines_anywhere_fail_as_in_one_process(tmp_path, seed):
-    """Up to three lines broken at random places (in any slice): the same first problem on every rank."""
-    rng = np.random.default_rng(seed)
-    lines = _lines(seed)
+def _break_some(lines, rng) -> None:
+    """One to three of ``lines`` broken in place: a word of each replaced by one of ``BREAKS``."""
     for _ in range(int(rng.integers(1, 4))):
         at = int(rng.integers(len(lines)))
         words = lines[at].split()
         words[int(rng.integers(3))] = BREAKS[int(rng.integers(len(BREAKS)))]
         lines[at] = " ".join(words)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_broken_lines_anywhere_fail_as_in_one_process(tmp_path, seed):
+    """Up to three lines broken at random places (in any slice): the same first problem on every rank."""
+    rng = np.random.default_rng(seed)
+    lines = _lines(seed)
+    _break_some(lines, rng)
     count = len(lines) + int(rng.integers(-2, 3))  # sometimes a wrong entry count too
     _check_like_one_process(_mtx(tmp_path, lines, size=f"40 40 {count}"))
 
