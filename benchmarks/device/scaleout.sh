@@ -3,10 +3,9 @@
 # GPU, the defaults (k by the cost model, --partitioner auto), process start to exit (gpu_pipeline.py).
 # Every timed run checks VERIFY sampled rows of its own result against SciPy on the ranks that made them
 # (`--verify`, its seconds recorded apart as verify_seconds); with CHECK=N the one-rank run of each graph
-# also checks 32 rows of N components computed in-process.  PARALLEL_R1=1: the one-rank runs of the graphs
-# at once, graph i on GPU i (fewer device minutes; the host's CPUs are shared), then the runs of several ranks
-# one after the other.  Then the scaling model (scaling_model.py) on these
-# runs: its predictions beside the measured figures, in $TAG/model.json.
+# also checks 32 rows of N components computed in-process.  The runs go one after the other: runs side by
+# side on one host share its CPUs and memory and run slower.  Then the scaling model (scaling_model.py) on
+# these runs: its predictions beside the measured figures, in $TAG/model.json.
 #   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) RANKS_LIST="1 2 4" \
 #       GRAPHS="roadFLA del21-unit del22-unit" bash benchmarks/device/scaleout.sh
 # Graphs: roadFLA from shared/data; del21-unit and del22-unit made by scripts/make_delaunay.py
@@ -51,36 +50,21 @@ if [ "${DRY:-0}" != 1 ]; then  # every kernel compiled before anything is timed
     tail -3 "$OUT/build-kernels.txt"
 fi
 save() { tar czf "$OUT/results-$TAG.tgz" "benchmarks/results/$TAG" 2>/dev/null; }
-one() {  # graph, ranks: one timed run (gpu_pipeline.py), its lines on stdout
-    local g=$1 r=$2 path launcher="" check=0
-    [ -z "${making[$g]:-}" ] || while kill -0 "${making[$g]}" 2>/dev/null; do sleep 1; done
-    path=$(ls "$DATA/$g".mtx 2>/dev/null || ls "$DATA/$g".mtx.gz 2>/dev/null | head -1)
-    [ -n "$path" ] || { echo "note: $g missing (skipped)"; return; }
-    # untimed: the binary graph cache written beside the file, so that every timed run maps it alike
-    "$PYTHON" -c "import sys, fastapsp.io as io; io.read_graph(sys.argv[1], cache='auto')" "$path" > /dev/null 2>&1
+one() {  # graph, path, ranks: one timed run (gpu_pipeline.py), its lines on stdout
+    local g=$1 path=$2 r=$3 launcher="" check=0
     [ "$r" = 1 ] || launcher="mpirun -n $r $MPI_FLAGS"
     [ "$r" = 1 ] && check=$CHECK
     timeout "${RUN_TIMEOUT:-590}" "$PYTHON" benchmarks/gpu_pipeline.py --graph "$g=$path" --k auto --sssp-method auto \
         --tag "$TAG" --outputs none --check "$check" --verify "$VERIFY" --warmup "" --backend "$BACKEND" \
         ${launcher:+--launcher "$launcher"} --ranks "$r" 2>&1 | grep -v -i warn | grep -v "^mean"
 }
-rest=""
-for r in $RANKS_LIST; do [ "$r" = 1 ] || rest="$rest $r"; done
-if [[ " $RANKS_LIST " == *" 1 "* ]]; then
-    if [ "${PARALLEL_R1:-0}" = 1 ]; then  # the one-rank runs at once, graph i on GPU i (stated in the results' notes)
-        i=0
-        for g in $GRAPHS; do
-            ( export CUDA_VISIBLE_DEVICES=$i; one "$g" 1 ) &
-            i=$((i + 1))
-        done
-        wait
-    else
-        for g in $GRAPHS; do one "$g" 1; done
-    fi
-    save
-fi
 for g in $GRAPHS; do
-    for r in $rest; do one "$g" "$r"; save; done
+    [ -z "${making[$g]:-}" ] || wait "${making[$g]}"
+    path=$(ls "$DATA/$g".mtx 2>/dev/null || ls "$DATA/$g".mtx.gz 2>/dev/null | head -1)
+    [ -n "$path" ] || { echo "note: $g missing (skipped)"; continue; }
+    # untimed: the binary graph cache written beside the file, so that every timed run maps it alike
+    "$PYTHON" -c "import sys, fastapsp.io as io; io.read_graph(sys.argv[1], cache='auto')" "$path" > /dev/null 2>&1
+    for r in $RANKS_LIST; do one "$g" "$path" "$r"; save; done
 done
 "$PYTHON" benchmarks/scaling_model.py --reports benchmarks/results/$TAG/*-r[0-9]*.json \
     --json "benchmarks/results/$TAG/model.json" | tee "$OUT/model-$TAG.txt"
