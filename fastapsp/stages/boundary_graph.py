@@ -321,36 +321,29 @@ class LevelTree:
         used, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
         return labels.astype(np.int64), int(used.size)
 
+    def _upper_levels(self):
+        """``(level, sizes, nb)`` of every upper level: its super-groups' vertices and boundary vertices (int64)."""
+        for level in range(1, len(self.starts)):
+            yield level, np.diff(self.starts[level]).astype(np.int64), self.nb[level].astype(np.int64)
+
     def shape(self) -> list[dict]:
         """Every upper level as plain values: its vertices, super-groups, the largest of them and the
         boundary vertices it leaves to the level above (what ``--dry-run`` prints)."""
-        out = []
-        for level in range(1, len(self.starts)):
-            sizes = np.diff(self.starts[level])
-            out.append({"level": level, "vertices": int(self.starts[level][-1]), "groups": int(sizes.size),
-                        "largest_group": int(sizes.max()) if sizes.size else 0, "boundary": int(self.nb[level].sum())})
-        return out
+        return [{"level": level, "vertices": int(sizes.sum()), "groups": int(sizes.size),
+                 "largest_group": int(sizes.max()) if sizes.size else 0, "boundary": int(nb.sum())}
+                for level, sizes, nb in self._upper_levels()]
 
     def upper_items(self) -> int:
         """Distances the upper levels hold at once when one process closes them all: each super-group's
         closure (its interior rows stay for the rows of the components below) and each upper level's
         boundary rows, ``L_s[:nb_s]`` of every super-group."""
-        items = 0
-        for level in range(1, len(self.starts)):
-            sizes = np.diff(self.starts[level]).astype(np.int64)
-            items += int((sizes * sizes).sum()) + int((self.nb[level].astype(np.int64) * sizes).sum())
-        return items
+        return sum(int((sizes * sizes).sum()) + int((nb * sizes).sum()) for _, sizes, nb in self._upper_levels())
 
     def row_items(self) -> int:
         """Distances held while boundary rows are made from the levels: at every upper level the full rows
         of one super-group (its vertices to all of the level's, kept for the groups below it) and their
         columns put in the level below's order, at most the largest super-group's of each level."""
-        items = 0
-        for level in range(1, len(self.starts)):
-            sizes = np.diff(self.starts[level]).astype(np.int64)
-            if sizes.size:
-                items += 2 * int(sizes.max()) * int(self.starts[level][-1])
-        return items
+        return sum(2 * int(sizes.max()) * int(sizes.sum()) for _, sizes, _ in self._upper_levels() if sizes.size)
 
     def ordinals(self) -> list[np.ndarray]:
         """For every level, each group's place in the tree's depth-first order: groups
