@@ -290,8 +290,11 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     """
     sizes = partition.sizes.astype(np.int64)
     nbs = partition.boundary_per_part.astype(np.int64)
+    # L_q[:nb_q] of every component, one copy in the levels, and with the tree its upper levels as they will be
+    # closed and the rows made from them while components run
+    levels = levels_bytes(tree, partition, itemsize)
     # closures kept while they leave room for the levels (components.local_closures)
-    budget = closure_budget(available, levels_bytes(tree, partition, itemsize))
+    budget = closure_budget(available, levels)
     kept = 0
     unkept_rows = 0
     unkept_squares = 0
@@ -309,16 +312,14 @@ def _boundary_graph_memory(partition, components, keep, n, itemsize, available, 
     in_flight = max(largest, min(closure_batch_limit(budget), unkept_squares))
     closures = kept + unkept_rows
     peak["local_fw"] = base + closures + in_flight
-    boundary = int(nbs.sum())
-    level0 = int((nbs * sizes).sum()) * itemsize  # L_q[:nb_q] of every component, one copy in the levels
-    if tree is not None:  # the levels as they will be closed, and the rows made from them while components run
-        upper = (tree.upper_items() + tree.row_items()) * itemsize
-    elif boundary <= dense_limit:
-        upper = boundary * boundary * itemsize
-    else:  # super-groups of about super_size boundary vertices, closed densely, and a dense top
-        upper = 2 * boundary * super_size * itemsize + dense_limit * dense_limit * itemsize
-    peak["boundary_graph"] = base + closures + level0 + upper
-    return base + closures + level0 + upper, held
+    if tree is None:  # the upper levels from the limits alone
+        boundary = int(nbs.sum())
+        if boundary <= dense_limit:
+            levels += boundary * boundary * itemsize
+        else:  # super-groups of about super_size boundary vertices, closed densely, and a dense top
+            levels += 2 * boundary * super_size * itemsize + dense_limit * dense_limit * itemsize
+    peak["boundary_graph"] = base + closures + levels
+    return base + closures + levels, held
 
 
 def check_output_fits(output: str, rows: int, n: int, dtype, *, extra: int = 0) -> int:
