@@ -29,6 +29,14 @@ VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer grap
     "no_harm": ("-DST_NO_HARM",),
     "no_cols": ("-DST_NO_COLS",),  # what undirected graphs run
     "rows_only": ("-DST_NO_HIST", "-DST_NO_HARM", "-DST_NO_COLS"),
+    # Each pair once (what --stats runs on undirected graphs): column sums and maxima kept too.
+    "pairs": ("-DST_PAIRS",),
+    "pairs_no_hist": ("-DST_PAIRS", "-DST_NO_HIST"),
+    "pairs_no_harm": ("-DST_PAIRS", "-DST_NO_HARM"),
+    "exact_rcp": ("-DST_EXACT_RCP",),  # the correctly rounded reciprocal in the harmonic sums
+    "pairs_exact_rcp": ("-DST_PAIRS", "-DST_EXACT_RCP"),
+    "match": ("-DST_HIST_MATCH",),  # shared bins counted once per warp and bin
+    "pairs_match": ("-DST_PAIRS", "-DST_HIST_MATCH"),
 }
 
 
@@ -79,18 +87,24 @@ def main() -> int:
         rows_dev = cp.asarray(sources, dtype=cp.int64)
         seconds = event_seconds(cp, lambda: gpu._launch(rows_dev, 0, block), args.repeat)
         hist = gpu.collapse(gpu.level_reached())
-        row_sum = acc.row_sum.copy()
+        harm = acc.row_harm.copy()
+        options = VARIANTS[variant]
         if variant == "full":
-            reference = (hist, row_sum)
-        same = None
-        if reference is not None and "HIST" not in " ".join(VARIANTS[variant]):
-            same = bool(cp.array_equal(hist, reference[0]))
+            reference = (hist, harm)
+        same = harm_error = None
+        if reference is not None and "-DST_NO_HIST" not in options:
+            twice = "-DST_PAIRS" in options  # each entry stands for both orders: counted twice
+            same = bool(cp.array_equal(hist, reference[0] * (2 if twice else 1)))
+        if reference is not None and "-DST_NO_HARM" not in options and "-DST_PAIRS" not in options:
+            scale = cp.maximum(cp.abs(reference[1]), 1e-300)
+            harm_error = float(cp.max(cp.abs(harm - reference[1]) / scale))  # against "full"
         results.append({"variant": variant, "options": list(gpu.options), "seconds": seconds,
-                        "histogram_equals_full": same})
+                        "histogram_equals_full": same, "harmonic_rel_diff_vs_full": harm_error})
     for item in results:
         item["read_bytes_per_s"] = nbytes / item["seconds"]
         print(f"{name} {item['variant']:<22} {item['seconds'] * 1e3:8.2f} ms/block "
-              f"{item['read_bytes_per_s'] / 1e12:6.2f} TB/s  {item.get('histogram_equals_full', '')}")
+              f"{item['read_bytes_per_s'] / 1e12:6.2f} TB/s  hist {item.get('histogram_equals_full', '')} "
+              f"harmonic {item.get('harmonic_rel_diff_vs_full', '')}")
     record = {"benchmark": "stats_kernel_bench", "graph": name, "n": graph.n, "m": int(graph.indices.size),
               "rows": int(args.rows), "block_bytes": int(nbytes), "repeat": args.repeat, "results": results}
     write_result(record, folder=RESULTS / args.tag, name=f"stats-kernel-{name}.json")

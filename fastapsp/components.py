@@ -20,6 +20,7 @@ from .paths import NO_PREDECESSOR
 from .sources import SOURCES_SSSP_BATCH, sssp_batch
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
+from .stages.min_plus import Packing
 from .stages.boundary_graph import BoundaryGraph, close_components, closure_batch_limit, closure_budget, levels_bytes
 from .stages.floyd_warshall import DEFAULT_TILE
 from .stages.predecessors import (assemble_predecessors, boundary_predecessors, component_predecessors,
@@ -165,6 +166,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         components = [p for p in components if rows.per_component[p] > 0]
     writer = HostWriter(xp, sink, dtype)
     arcs = internal_arcs(graph, partition)
+    packing = Packing(graph.integer_weights and xp is not np)  # 16-bit products or not: decided once a run
     paths = None
     if pred_sink is not None:
         if boundary_rows != "frontier":
@@ -183,7 +185,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         with timer("boundary_graph"):
             # With ``comm`` the ranks share out the upper levels' closures (each closes its part, once).
             levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree, comm=comm,
-                                   components=components)
+                                   components=components, packing=packing)
         rows_of = levels.boundary_rows(components)
         # Closures not kept (memory) are closed again when their turn comes, several at once: those of the
         # next components in the order their rows come, as far as one closure batch holds.
@@ -219,7 +221,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
                            on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows,
-                           needs_matrix=needed)
+                           needs_matrix=needed, packing=packing)
             del rows_b, matrix
         writer.close(timer)
         if xp is not np:
@@ -250,7 +252,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
                        paths=paths, pairs=pairs, whole_rows=whole_rows,
-                       needs_matrix=_needs_matrix(partition, arcs, p))
+                       needs_matrix=_needs_matrix(partition, arcs, p), packing=packing)
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -376,7 +378,8 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
-               on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, needs_matrix=True):
+               on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, needs_matrix=True,
+               packing=None):
     """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
     columns from the component's first vertex on: see :func:`run_components`).
 
@@ -387,6 +390,8 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     ``needs_matrix=False`` (every vertex is a boundary vertex, or the component
     has no arcs of its own: :func:`_needs_matrix`): no matrix is made, the rows
     come from the boundary rows alone (:func:`_rows_without_matrix`).
+    ``packing`` (:class:`~fastapsp.stages.min_plus.Packing`): the run's decision whether products
+    run in packed 16-bit arithmetic; none: float32 products.
     """
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host)
@@ -418,7 +423,8 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         else:
             with timer("min_plus"):
                 if paths is None:
-                    min_plus(inner, rows_b[:, start : start + cols], out=block[nb:], integer=graph.integer_weights)
+                    min_plus(inner, rows_b[:, start : start + cols], out=block[nb:],
+                             integer=packing is not None and packing(rows_b))
                 else:
                     paths.min_plus(inner, rows_b, start, cols, block[nb:], block_p[nb:])
             with timer("assemble"):

@@ -111,7 +111,7 @@ def test_empty_inner_dimension(xp):
 @pytest.mark.parametrize("method", ["boundary-graph", "frontier"])
 @pytest.mark.parametrize("scale", [1, 3000])
 def test_solve_with_integer_weights_small_and_large(xp, method, scale):
-    """Whole-number weights: distances below 16,384 (packed path) and far above it (fallback)."""
+    """Whole-number weights: distances below 16,384 (packed path) and far above it (float32 products)."""
     backend = "numpy" if xp is np else "cupy"
     graph = random_graph(np.random.default_rng(scale), n=300, m=900, directed=True, weighted=True)
     graph = Graph(graph.indptr, graph.indices, graph.weights * scale, directed=True)
@@ -120,6 +120,29 @@ def test_solve_with_integer_weights_small_and_large(xp, method, scale):
     assert graph.integer_weights
     if scale > 1:
         assert np.nanmax(got[np.isfinite(got)]) > LIMIT  # the fallback was needed
+
+
+@pytest.mark.parametrize("scale, packed", [(1, True), (3000, False)])
+def test_a_run_packs_only_where_its_distances_fit(xp, monkeypatch, scale, packed):
+    """A run decides once whether its products are packed: not where the first boundary row's
+    distances already pass 16,383 (most tiles would fall back to float32 inside the packed kernels)."""
+    if xp is np:
+        pytest.skip("the packed path is the GPU's")
+    from fastapsp import components
+
+    seen = []
+    real = components.min_plus
+
+    def spy(a, b, **kw):
+        seen.append(kw.get("integer"))
+        return real(a, b, **kw)
+
+    monkeypatch.setattr(components, "min_plus", spy)
+    graph = random_graph(np.random.default_rng(8), n=400, m=1200, directed=False, weighted=True)
+    graph = Graph(graph.indptr, graph.indices, graph.weights * scale, directed=False)
+    got = fastapsp.solve(graph, k=9, backend="cupy", dtype="float32")
+    np.testing.assert_array_equal(got, reference_apsp(graph).astype(np.float32))
+    assert seen and set(seen) == {packed}
 
 
 def test_integer_weights_property():

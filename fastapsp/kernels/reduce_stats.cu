@@ -33,7 +33,14 @@
 // ST_PAIRS for an undirected graph's block whose entries stand for both orders
 // (each pair fed once, StatsAccumulator.update(pairs=True)): column partials and
 // column maxima kept, every value counted twice in the histogram; ST_NO_HIST and
-// ST_NO_HARM leave those parts out (benchmarks/stats_kernel_bench.py).
+// ST_NO_HARM leave those parts out, ST_HIST_MATCH counts the shared bins once per
+// warp and bin (__match_any_sync), ST_EXACT_RCP takes the correctly rounded
+// reciprocal for float blocks too (benchmarks/stats_kernel_bench.py).
+//
+// Harmonic sums.  1/d of a float distance is the single-precision approximation
+// refined by one Newton step in double: relative error below 2^-45, a few
+// instructions instead of the correctly rounded double reciprocal, which cost more
+// than the rest of the entry's work.  Double blocks keep the rounded reciprocal.
 #include "common.cuh"
 
 #define ST_THREADS 256
@@ -64,6 +71,20 @@ __device__ __forceinline__ void atomic_add_sum(long long* p, long long v)
     atomicAdd(reinterpret_cast<unsigned long long*>(p), (unsigned long long)v);
 }
 __device__ __forceinline__ void atomic_add_sum(double* p, double v) { atomicAdd(p, v); }
+
+// 1/v for v > 0 (see "Harmonic sums" above).
+__device__ __forceinline__ double st_recip(float v)
+{
+#ifdef ST_EXACT_RCP
+    return __drcp_rn((double)v);
+#else
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
+    const double d = (double)v, x = (double)r;
+    return fma(x, fma(-d, x, 1.0), x);
+#endif
+}
+__device__ __forceinline__ double st_recip(double v) { return __drcp_rn(v); }
 
 // Count fine index f (< 0: too large) at the block's level, or at the smallest level holding it.
 __device__ __forceinline__ void st_count(long long f, int level, int log2bins, int shared_bins, int levels,
@@ -167,7 +188,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
 #endif
 #ifndef ST_NO_HARM
                 if (v > (REAL)0) {  // 1/d over positive distances, as networkx's harmonic centrality
-                    const double inv = __drcp_rn((double)v);
+                    const double inv = st_recip(v);
                     rh += inv;
 #ifndef ST_NO_COLS
                     charm[j] += inv;
@@ -180,8 +201,21 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
 #endif
             }
 #ifndef ST_NO_HIST
+#ifdef ST_HIST_MATCH
+            {  // every lane of the warp is here: lanes counting one shared bin add once, for all of them
+                const bool here = f >= 0 && (f >> level) < shared_bins;
+                const unsigned int key = here ? (unsigned int)(f >> level) : 0xFFFFFFFFu;
+                const unsigned int peers = __match_any_sync(FULL_MASK, key);
+                if (here) {
+                    if ((peers & ((1u << lane) - 1u)) == 0u) atomicAdd(sh_hist + key, ST_WEIGHT * __popc(peers));
+                } else if (f != ST_NOT_COUNTED) {
+                    st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, ST_WEIGHT);
+                }
+            }
+#else
             if (f != ST_NOT_COUNTED)
                 st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, ST_WEIGHT);
+#endif
 #endif
         }
 #pragma unroll

@@ -64,7 +64,7 @@ from ..backend import array_module
 from ..graph import arc_positions, distinct
 from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
-from .min_plus import min_plus
+from .min_plus import Packing, min_plus
 
 __all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closure_batch_limit", "closure_budget",
            "levels_bytes", "batch_rows",
@@ -518,6 +518,10 @@ class BoundaryGraph:
     components : sequence of int, optional
         The components whose rows :meth:`boundary_rows` will be asked for on
         this rank (default: all).  Only the upper rows they need are kept.
+    packing : Packing, optional
+        The run's decision whether products run in packed 16-bit arithmetic
+        (:class:`~fastapsp.stages.min_plus.Packing`), shared with the
+        components' products; by default one of its own.
 
     Examples
     --------
@@ -533,7 +537,7 @@ class BoundaryGraph:
 
     def __init__(self, graph, partition, boundary_rows: dict, xp, dtype, *, dense_limit: int | None = None,
                  super_size: int | None = None, seed: int = 42, tree: LevelTree | None = None, comm=None,
-                 components=None):
+                 components=None, packing: Packing | None = None):
         self.xp = xp
         self.dtype = np.dtype(dtype)
         if tree is None:
@@ -545,7 +549,8 @@ class BoundaryGraph:
                              f"not {graph.n} and {partition.k}")
         self.tree = tree
         self.n = graph.n
-        self.integer = graph.integer_weights  # whole-number distances: packed 16-bit products on the GPU
+        # Whole-number distances: packed 16-bit products on the GPU where they fit (the run's one decision).
+        self.packing = Packing(graph.integer_weights and xp is not np) if packing is None else packing
         self._kept_rows: dict = {}  # level -> (group, its full rows), see _full_rows
         self.position = tree.position
         self._position_dev = xp.asarray(self.position, dtype=np.int64) if xp is not np else self.position
@@ -782,7 +787,7 @@ class BoundaryGraph:
         (_, brows), = self._rows_by_group(level, [s])
         rows[:nb] = brows
         if c > nb:
-            min_plus(inner[:, :nb], brows, out=rows[nb:], integer=self.integer)
+            min_plus(inner[:, :nb], brows, out=rows[nb:], integer=self.packing(brows))
             g0, g1 = int(lev.starts[s]), int(lev.starts[s + 1])
             xp.minimum(rows[nb:, g0:g1], inner, out=rows[nb:, g0:g1])
         return rows

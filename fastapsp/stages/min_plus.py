@@ -6,11 +6,52 @@ import numpy as np
 
 from ..backend import array_module
 
-__all__ = ["min_plus"]
+__all__ = ["min_plus", "Packing", "U16_LIMIT"]
 
 # Host path: rows of the output handled together, sized so that the block being
 # updated stays in the CPU cache while the inner dimension is swept.
 _HOST_BLOCK_BYTES = 1 << 19
+U16_LIMIT = 16383  # the largest finite operand of the packed 16-bit products (U16_LIMIT, minplus_tile_u16.cuh)
+
+
+class Packing:
+    """Whether a run's GPU min-plus products take packed 16-bit arithmetic: decided once, at its first product.
+
+    The packed kernels hold whole-number operands up to :data:`U16_LIMIT`; a
+    tile with a larger operand is computed in float32 inside them, several
+    times slower than the float32 kernels (docs/kernels.md).  The first product
+    of a run passes its right operand, a block of boundary rows: its first row
+    holds a boundary vertex's distances to every vertex it reaches, and the
+    largest of them (that vertex's eccentricity) past the limit says that most
+    tiles of the run would not fit, so every product stays in float32.
+    Otherwise the products are packed, each tile falling back where an operand
+    does not fit.  Both give the same numbers; only the speed differs.
+
+    Parameters
+    ----------
+    integer : bool
+        The distances are whole numbers and the products run on the GPU
+        (nothing else packs: the answer is then False without a look).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Packing(True)(np.array([[0.0, 7.0, np.inf]]))
+    True
+    >>> Packing(True)(np.array([[0.0, 20000.0]]))
+    False
+    """
+
+    def __init__(self, integer: bool) -> None:
+        self.answer = None if integer else False
+
+    def __call__(self, b) -> bool:
+        if self.answer is None:
+            xp = array_module(b)
+            first = b[:1]
+            largest = float(xp.where(xp.isfinite(first), first, 0).max()) if first.size else 0.0
+            self.answer = largest <= U16_LIMIT
+        return self.answer
 
 
 def min_plus(a, b, *, out=None, accumulate: bool = False, integer: bool = False):
