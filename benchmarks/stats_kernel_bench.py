@@ -35,8 +35,6 @@ VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer grap
     "pairs_no_harm": ("-DST_PAIRS", "-DST_NO_HARM"),
     "exact_rcp": ("-DST_EXACT_RCP",),  # the correctly rounded reciprocal in the harmonic sums
     "pairs_exact_rcp": ("-DST_PAIRS", "-DST_EXACT_RCP"),
-    "match": ("-DST_HIST_MATCH",),  # shared bins counted once per warp and bin
-    "pairs_match": ("-DST_PAIRS", "-DST_HIST_MATCH"),
 }
 
 

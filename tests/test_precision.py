@@ -14,7 +14,8 @@ from fastapsp.graph import Graph
 from fastapsp.options import SolveOptions
 from fastapsp.pipeline import solve_job
 from fastapsp.comm import SerialComm
-from fastapsp.precision import choose_dtype, distance_bound
+from fastapsp.precision import choose_dtype, distance_bound, path_bound
+from conftest import random_graph, reference_apsp
 
 
 def path_graph(weights, name="path"):
@@ -28,6 +29,34 @@ def test_bound_is_an_upper_bound_and_cheap_to_tighten():
     assert distance_bound(g) == 12  # the sum of all weights beats (n - 1) * max = 15
     star = Graph.from_edges(4, [0, 0, 0], [1, 2, 3], [1.0, 1.0, 100.0], directed=False)
     assert distance_bound(star) >= 101  # 1 -> 0 -> 3 is the longest shortest path
+
+
+@pytest.mark.parametrize("directed, m, zeros", [(False, 260, False), (False, 120, True), (True, 700, False),
+                                               (True, 200, False)])
+def test_path_bound_is_an_upper_bound(directed, m, zeros):
+    """Undirected (connected or not, zero weights too), directed strongly connected and not."""
+    rng = np.random.default_rng(m)
+    g = random_graph(rng, 150, m, directed=directed, weighted=True)
+    w = np.rint(g.weights * 50)
+    if zeros:
+        w[rng.random(w.size) < 0.3] = 0.0
+    g = Graph(g.indptr, g.indices, w, directed=directed)
+    d = reference_apsp(g)
+    largest = d[np.isfinite(d)].max()
+    assert largest <= path_bound(g) <= distance_bound(g)
+
+
+def test_loose_bound_tightened_keeps_float32():
+    """A grid with whole weights up to 1000: the weight sum passes 2**24, the distances stay far below."""
+    side = 200
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    w = np.random.default_rng(0).integers(1, 1001, src.size).astype(float)
+    g = Graph.from_edges(side * side, src, dst, w, directed=False)
+    assert distance_bound(g) > 2**24
+    choice = choose_dtype(g)
+    assert choice.dtype == "float32" and choice.bound <= 2 * 2 * side * 1000
 
 
 @pytest.mark.parametrize("weights, requested, dtype, warns", [

@@ -7,7 +7,8 @@ from conftest import random_graph, reference_apsp
 from cli_util import DATA, run_cli
 from fastapsp.errors import ConfigError
 from fastapsp.graph import Graph
-from fastapsp.smalldist import check_small_dtype, distance_bound, sentinel, to_small
+from fastapsp.precision import path_bound
+from fastapsp.smalldist import check_small_dtype, sentinel, to_small
 
 MINNESOTA = DATA / "minnesota.mtx.gz"  # unweighted (pattern), undirected
 
@@ -50,9 +51,9 @@ def test_distance_bound_is_an_upper_bound():
         rng = np.random.default_rng(seed)
         g = random_graph(rng, 150, 330 if directed else 200, directed=directed, weighted=False)
         d = reference_apsp(g)
-        assert distance_bound(g) >= d[np.isfinite(d)].max()
+        assert path_bound(g) >= d[np.isfinite(d)].max()
     path = Graph.from_edges(300, np.arange(299), np.arange(1, 300), directed=False)
-    assert 299 <= distance_bound(path) <= 2 * 299
+    assert 299 <= path_bound(path) <= 2 * 299
     with pytest.raises(ConfigError, match="uint8"):
         check_small_dtype(path, "uint8")
     check_small_dtype(path, "uint16")

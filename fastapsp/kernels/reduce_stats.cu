@@ -33,9 +33,10 @@
 // ST_PAIRS for an undirected graph's block whose entries stand for both orders
 // (each pair fed once, StatsAccumulator.update(pairs=True)): column partials and
 // column maxima kept, every value counted twice in the histogram; ST_NO_HIST and
-// ST_NO_HARM leave those parts out, ST_HIST_MATCH counts the shared bins once per
-// warp and bin (__match_any_sync), ST_EXACT_RCP takes the correctly rounded
-// reciprocal for float blocks too (benchmarks/stats_kernel_bench.py).
+// ST_NO_HARM leave those parts out, ST_EXACT_RCP takes the correctly rounded
+// reciprocal for float blocks too (benchmarks/stats_kernel_bench.py).  Counting
+// the shared bins once per warp and bin (__match_any_sync) was measured slower
+// (docs/kernels.md).
 //
 // Harmonic sums.  1/d of a float distance is the single-precision approximation
 // refined by one Newton step in double: relative error below 2^-45, a few
@@ -201,21 +202,8 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
 #endif
             }
 #ifndef ST_NO_HIST
-#ifdef ST_HIST_MATCH
-            {  // every lane of the warp is here: lanes counting one shared bin add once, for all of them
-                const bool here = f >= 0 && (f >> level) < shared_bins;
-                const unsigned int key = here ? (unsigned int)(f >> level) : 0xFFFFFFFFu;
-                const unsigned int peers = __match_any_sync(FULL_MASK, key);
-                if (here) {
-                    if ((peers & ((1u << lane) - 1u)) == 0u) atomicAdd(sh_hist + key, ST_WEIGHT * __popc(peers));
-                } else if (f != ST_NOT_COUNTED) {
-                    st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, ST_WEIGHT);
-                }
-            }
-#else
             if (f != ST_NOT_COUNTED)
                 st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, ST_WEIGHT);
-#endif
 #endif
         }
 #pragma unroll
