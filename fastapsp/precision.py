@@ -45,17 +45,18 @@ def distance_bound(graph) -> float:
     return min(total, longest)
 
 
-def path_bound(graph) -> float:
-    """An upper bound on every finite distance from at most two single-source searches (never above
+def path_bound(graph, enough: float = 0.0) -> float:
+    """An upper bound on every finite distance from a few single-source searches (never above
     :func:`distance_bound`).
 
     Undirected: twice the largest distance from one root per connected
     component, d(u, v) <= d(u, r) + d(r, v) (one search from a super root with
     a zero-weight arc to each component's root).  Directed and strongly
     connected: the largest distance to a root plus the largest from it.
-    Otherwise :func:`distance_bound`.  Breadth-first for unit weights, else
-    Dijkstra (parallel arcs count with their total weight, which can only
-    raise the bound).
+    Otherwise :func:`distance_bound`.  The searches are breadth-first first,
+    each hop counted as the heaviest arc; Dijkstra follows (weighted graphs)
+    unless that bound is at most ``enough`` already.  Parallel arcs count with
+    their total weight, which can only raise the bound.
 
     Examples
     --------
@@ -71,32 +72,29 @@ def path_bound(graph) -> float:
     n = graph.n
     if n < 2 or graph.m == 0:
         return cheap
-    unit = bool(graph.unit_weights)
     src, dst, w = graph.arcs()
-    w = np.ones(src.size) if unit else np.asarray(w, dtype=np.float64)
-
-    def farthest(matrix, root) -> float:
-        if unit:
-            d = shortest_path(matrix, unweighted=True, indices=root)
-        else:
-            d = dijkstra(matrix, indices=root)
-        return float(d[np.isfinite(d)].max())
-
-    csr = sp.csr_matrix((w, (src, dst)), shape=(n, n))
+    heaviest = float(np.max(w))
+    csr = sp.csr_matrix((np.asarray(w, dtype=np.float64), (src, dst)), shape=(n, n))
     if not graph.directed:
         _, labels = connected_components(csr, directed=False)
         roots = np.unique(labels, return_index=True)[1]
-        # The super root n reaches every component's root by a zero-weight arc (a hop, for breadth-first).
-        rows = np.concatenate([src, np.full(roots.size, n)])
-        cols = np.concatenate([dst, roots])
-        grown = sp.csr_matrix((np.concatenate([w, np.zeros(roots.size) if not unit else np.ones(roots.size)]),
-                               (rows, cols)), shape=(n + 1, n + 1))
-        depth = farthest(grown, n) - (1.0 if unit else 0.0)
-        return min(cheap, 2.0 * depth)
-    count, _ = connected_components(csr, directed=True, connection="strong")
-    if count != 1:
-        return cheap
-    return min(cheap, farthest(csr, 0) + farthest(csr.T.tocsr(), 0))
+        # The super root n reaches every component's root by a zero-weight arc (one hop, taken off).
+        grown = sp.csr_matrix((np.concatenate([csr.data, np.zeros(roots.size)]),
+                               (np.concatenate([np.repeat(np.arange(n), np.diff(csr.indptr)), np.full(roots.size, n)]),
+                                np.concatenate([csr.indices, roots]))), shape=(n + 1, n + 1))
+        searches = [(grown, n, 1.0)]
+    else:
+        count, _ = connected_components(csr, directed=True, connection="strong")
+        if count != 1:
+            return cheap
+        searches = [(csr, 0, 0.0), (csr.T.tocsr(), 0, 0.0)]
+    hops = sum(float(np.max(d[np.isfinite(d)])) - extra for d, extra in
+               ((shortest_path(m, unweighted=True, indices=root), extra) for m, root, extra in searches))
+    bound = min(cheap, hops * heaviest * (2.0 if not graph.directed else 1.0))
+    if bound <= enough or graph.unit_weights:
+        return bound
+    lengths = sum(float(np.max(d[np.isfinite(d)])) for d in (dijkstra(m, indices=root) for m, root, _ in searches))
+    return min(bound, lengths * (2.0 if not graph.directed else 1.0))
 
 
 def choose_dtype(graph, requested: str | None = None) -> DtypeChoice:
@@ -135,7 +133,7 @@ def choose_dtype(graph, requested: str | None = None) -> DtypeChoice:
     w = graph.weights
     whole = bool(np.all(np.floor(w) == w))
     if whole and np.isfinite(bound) and bound > _EXACT["float32"]:  # loose: the searches may prove float32 exact
-        bound = path_bound(graph)
+        bound = path_bound(graph, enough=_EXACT["float32"])
     shown = f"{bound:.0f}" if whole and bound < 1e15 else f"{bound:.6g}"
     if not np.isfinite(bound) or bound > np.finfo(np.float64).max:
         problem = "distances could exceed the largest float64 and come out as inf (unreachable)"
