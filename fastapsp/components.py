@@ -186,6 +186,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             # With ``comm`` the ranks share out the upper levels' closures (each closes its part, once).
             levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree, comm=comm,
                                    components=components, packing=packing)
+        timer.notes["upper_levels"] = levels.upper_seconds
         rows_of = levels.boundary_rows(components)
         # Closures not kept (memory) are closed again when their turn comes, several at once: those of the
         # next components in the order their rows come, as far as one closure batch holds.

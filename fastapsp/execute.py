@@ -114,6 +114,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     verified: dict = {}
     closures = None  # boundary-graph method: who closes which components
     stage_seconds: dict = {}
+    timer = None  # the stages' timer of the components (boundary-graph method: its notes go to the report)
     try:
         # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
         if plan.source_rows == "sssp":
@@ -172,6 +173,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
         seconds["total"] = time.perf_counter() - started
     else:
         seconds["total"] = time.perf_counter() - start + sum(seconds.get(key, 0.0) for key in PLANNING)
+    # The boundary graph's upper levels, level by level, as each rank spent them (collective).
+    upper = comm.allgather(timer.notes.get("upper_levels") if timer is not None else None)
     each: list = []
     seconds = max_over_ranks(comm, dict(seconds, startup=startup), each=each)
     startup = seconds.pop("startup")
@@ -181,6 +184,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
         report["rank_seconds"] = [{key: round(value, 6) for key, value in part.items()} for part in each]
     if closures is not None:
         report["local_closures"] = closures
+    if any(upper):
+        report["upper_levels"] = upper if comm.size > 1 else upper[0]
     report.update(verified)
     if stats is not None:  # the scalars (the histogram and per-vertex arrays are in PREFIX.json / .npz)
         report["stats"] = {key: value for key, value in stats.to_json_dict().items()

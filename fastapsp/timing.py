@@ -46,6 +46,7 @@ class StageTimer:
         self._pending: list = []  # (stage, begin event, end event) not read yet
         self.events = xp is not np and not StageTimer.synchronise
         self.component = None  # the component (or SSSP batch) being computed, named in errors
+        self.notes: dict = {}  # what a stage records beside its seconds, for the report (e.g. "upper_levels")
 
     @property
     def seconds(self) -> dict:

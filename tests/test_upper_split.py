@@ -158,7 +158,7 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
                            + sum((sizes[s] - nb[s]) * sizes[s] for s in held - closed)) * itemsize)
     mine_report = dict(rows=rows, received=bg.received_bytes, formula=formula,
                        closed=[c.tolist() for c in bg.closed], held=[sorted(lev.inner) for lev in bg.levels[1:]],
-                       used=sorted(used))
+                       used=sorted(used), upper=bg.upper_seconds)
     everyone = comm.gather(mine_report)
     if comm.rank != 0:
         return
@@ -183,6 +183,12 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
         closures=split,
         every_group_closed=all(set().union(*(report["closed"][i] for report in everyone))
                                == set(range(tree.steps[i].nb.size)) for i in range(upper)),
+        # The report's record of the levels: one entry a level, what this rank closed and received.
+        upper_recorded=all(len(report["upper"]) == upper and all(
+            entry["level"] == i + 1 and entry["closed_here"] == len(report["closed"][i])
+            and entry["received_bytes"] == (report["received"][i] if comm.size > 1 else 0)
+            and entry["super_groups"] == tree.steps[i].nb.size and min(entry["close"], entry["exchange"]) >= 0
+            for i, entry in enumerate(report["upper"])) for report in everyone),
         held_is_used=all({(i + 1, s) for i, held in enumerate(report["held"]) for s in held}
                          == {tuple(u) for u in report["used"]} for report in everyone),
     )
@@ -209,7 +215,7 @@ def test_split_levels_equal_one_process_bit_for_bit(tmp_path, case, ranks):
     result = json.loads(out.read_text())
     assert len(result["groups"]) >= 2, result  # at least one level of several super-groups, then the top
     assert result["all_rows"] and result["bit_identical"] and result["scipy"], result
-    assert result["every_group_closed"] and result["held_is_used"], result
+    assert result["every_group_closed"] and result["held_is_used"] and result["upper_recorded"], result
     assert result["received"] == result["formula"], result
     below_top = [i for i, groups in enumerate(result["groups"]) if groups > 1]
     assert any(result["closures"][i] < ranks * result["groups"][i] for i in below_top), result  # really split

@@ -56,6 +56,7 @@ one-rank run holds, bit for bit.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -568,6 +569,9 @@ class BoundaryGraph:
             self.announced[components] = True
         self.received_bytes: list[int] = []  # per upper level, what this rank received from the others
         self.closed: list[np.ndarray] = []  # per upper level, the super-groups this rank closed
+        # Per upper level, where this rank's time went: its super-groups, how many this rank closed, the
+        # largest, the seconds closing them, exchanging with the other ranks and making the level's rows.
+        self.upper_seconds: list[dict] = []
         self.levels = [self._make_level(graph.n, tree.starts[0], tree.nb[0], lambda g: boundary_rows.get(g))]
         self._build_upper_levels(comm)
 
@@ -598,7 +602,9 @@ class BoundaryGraph:
         mine = np.flatnonzero(self.announced)
         every = [mine] if ranks == 1 else comm.allgather(mine)
         needs = [_needed(self.tree, components) for components in every]
+        wait = (lambda: None) if self.xp is np else self.xp.cuda.get_current_stream().synchronize
         for i, step in enumerate(self.tree.steps):
+            t0 = time.perf_counter()
             lev = self.levels[-1]
             lev.super_of, lev.next_pos = step.super_of, step.next_pos
             sizes = np.diff(step.starts)
@@ -608,13 +614,22 @@ class BoundaryGraph:
             else:
                 owner, closes = assign_closures(sizes, need)
             closed = {s: self._close_super(lev, s, step) for s in np.flatnonzero(closes[rank]).tolist()}
+            wait()  # (the exchange waits for the closures anyway)
+            t1 = time.perf_counter()
             received = {} if ranks == 1 else self._exchange(comm, step, owner, closes, need, closed)
+            t2 = time.perf_counter()
             self.closed.append(np.flatnonzero(closes[rank]))
             nxt = self._make_level(int(lev.nb.sum()), step.starts, step.nb,
                                    lambda s: closed[s][: step.nb[s]] if s in closed else received[s][0])
             for s in np.flatnonzero(need[rank]).tolist():
                 nxt.inner[s] = closed[s][step.nb[s]:] if s in closed else received[s][1]
             self.levels.append(nxt)
+            wait()
+            self.upper_seconds.append({
+                "level": i + 1, "super_groups": int(sizes.size), "closed_here": len(closed),
+                "largest": int(sizes.max()) if sizes.size else 0, "close": round(t1 - t0, 6),
+                "exchange": round(t2 - t1, 6), "make": round(time.perf_counter() - t2, 6),
+                "received_bytes": self.received_bytes[-1] if ranks > 1 else 0})
 
     def _exchange(self, comm, step: _Step, owner, closes, need, closed: dict) -> dict:
         """What this rank lacks of one level's closures, from the ranks that closed them.
