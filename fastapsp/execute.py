@@ -28,6 +28,7 @@ from .sink import make_sink
 from .smalldist import SMALL_DTYPES, SmallIntSink
 from .sources import RowSubsetSink, SourceRows
 from .stages.predecessors import NO_PREDECESSOR
+from .timing import StageTimer
 from .verify import RowSampler, chain, pick_rows, verify_rows
 
 __all__ = ["execute", "Outcome", "PLANNING"]
@@ -123,7 +124,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                                          dtype=plan.dtype, block_bytes=block_bytes, on_block=on_block,
                                          pred_sink=pred_sink, cleanup=cleanup)
         else:
-            extra, timer = {}, None
+            extra, timer = {}, StageTimer(np if backend != "cupy" else __import__("cupy"))
             mine = plan.schedule[comm.rank]
             if plan.boundary_rows == "boundary-graph":
                 keep = None  # --sources: the closures this rank's wanted interior rows need, no others
@@ -173,8 +174,10 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
         seconds["total"] = time.perf_counter() - started
     else:
         seconds["total"] = time.perf_counter() - start + sum(seconds.get(key, 0.0) for key in PLANNING)
-    # The boundary graph's upper levels, level by level, as each rank spent them (collective).
-    upper = comm.allgather(timer.notes.get("upper_levels") if timer is not None else None)
+    # What the components' stages noted beside their seconds, every rank's (collective): the boundary
+    # graph's upper levels level by level, whether the products were packed in 16 bits.
+    notes = comm.allgather(dict(timer.notes) if timer is not None else {})
+    upper = [part.get("upper_levels") for part in notes]
     each: list = []
     seconds = max_over_ranks(comm, dict(seconds, startup=startup), each=each)
     startup = seconds.pop("startup")
@@ -186,6 +189,9 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
         report["local_closures"] = closures
     if any(upper):
         report["upper_levels"] = upper if comm.size > 1 else upper[0]
+    packed = [part.get("packed_16bit") for part in notes]
+    if any(value is not None for value in packed):  # each rank decides at its first product
+        report["packed_16bit"] = packed if comm.size > 1 else packed[0]
     report.update(verified)
     if stats is not None:  # the scalars (the histogram and per-vertex arrays are in PREFIX.json / .npz)
         report["stats"] = {key: value for key, value in stats.to_json_dict().items()

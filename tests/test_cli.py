@@ -37,12 +37,14 @@ def test_solve_writes_exact_matrix_and_report(tmp_path):
     assert data["k"] == 6 and data["n"] == 2642 and data["ranks"] == 1
 
 
-def test_report_gives_the_upper_levels_of_the_boundary_graph(tmp_path):
+def test_report_gives_the_upper_levels_and_the_packing(tmp_path):
     report = tmp_path / "r.json"
     proc = run_cli("solve", MINNESOTA, "-k", 60, "--output", "none", "--report", report, "--backend", "numpy",
                    "--sssp-method", "boundary-graph")
     assert proc.returncode == 0, proc.stderr
-    levels = json.loads(report.read_text())["upper_levels"]
+    data = json.loads(report.read_text())
+    assert data["packed_16bit"] is False  # the host's products are never packed
+    levels = data["upper_levels"]
     assert levels and [entry["level"] for entry in levels] == list(range(1, len(levels) + 1))
     for entry in levels:
         assert entry["closed_here"] == entry["super_groups"] and entry["received_bytes"] == 0  # one rank
