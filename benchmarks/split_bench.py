@@ -1,0 +1,100 @@
+"""What splitting the partitioning among ranks would cost: breadth-first bands, each partitioned apart.
+
+A way to partition in parallel is to cut the graph into one piece per rank and
+let every rank partition its piece into its share of the k components.  This
+measures the simplest such cut, on the CPU: the vertices ordered by hops from
+a pseudo-peripheral vertex (two breadth-first searches), cut into R bands of
+equal size, each band partitioned by METIS into k * |band| / n parts.  It
+records the seconds of the cut, of METIS on the whole graph and on each band
+(the slowest band is what R ranks would wait for), and the boundary vertices
+and largest component of each partition, the quantities the run's cost follows.
+One JSON under ``benchmarks/results/TAG/``.
+
+    python benchmarks/split_bench.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz -k 1045 --pieces 2 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _common import RESULTS, write_result  # noqa: E402
+
+
+def bands(graph, pieces: int) -> tuple[np.ndarray, float]:
+    """``(piece of every vertex, seconds)``: hops from a pseudo-peripheral vertex, cut into equal runs."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order, shortest_path
+
+    start = time.perf_counter()
+    ptr, ind = graph.undirected_adjacency()
+    a = sp.csr_matrix((np.ones(ind.size), ind, ptr), shape=(graph.n, graph.n))
+    far = breadth_first_order(a, 0, directed=False, return_predecessors=False)[-1]
+    hops = shortest_path(a, unweighted=True, indices=far)
+    order = np.lexsort((np.arange(graph.n), hops))  # unreached vertices (other pieces of the graph) last
+    piece = np.empty(graph.n, dtype=np.int64)
+    piece[order] = np.minimum(np.arange(graph.n) * pieces // graph.n, pieces - 1)
+    return piece, time.perf_counter() - start
+
+
+def shares(k: int, sizes) -> np.ndarray:
+    """k split in proportion to ``sizes``, largest remainders first."""
+    want = k * np.asarray(sizes, dtype=np.float64) / max(1, int(np.sum(sizes)))
+    out = np.floor(want).astype(np.int64)
+    out[np.argsort(-(want - out))[: k - int(out.sum())]] += 1
+    return np.maximum(out, 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graph", required=True, help="NAME=PATH")
+    parser.add_argument("-k", type=int, required=True)
+    parser.add_argument("--pieces", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--tag", default="partition-split")
+    args = parser.parse_args()
+
+    from fastapsp import read_graph
+    from fastapsp.partition import make_partition, partition_graph
+
+    name, path = args.graph.split("=", 1)
+    graph = read_graph(path)
+    start = time.perf_counter()
+    whole = partition_graph(graph, args.k, "metis")
+    rows = [{"pieces": 1, "cut_seconds": 0.0, "piece_seconds": [time.perf_counter() - start],
+             "boundary_vertices": int(whole.boundary.sum()), "largest_component": int(whole.sizes.max())}]
+    for pieces in args.pieces:
+        piece, cut_seconds = bands(graph, pieces)
+        ks = shares(args.k, np.bincount(piece, minlength=pieces))
+        labels = np.empty(graph.n, dtype=np.int64)
+        offset, seconds = 0, []
+        for r in range(pieces):
+            vertices = np.flatnonzero(piece == r)
+            t = time.perf_counter()
+            part = partition_graph(graph.subgraph(vertices), int(ks[r]), "metis")
+            seconds.append(time.perf_counter() - t)
+            labels[vertices] = part.labels + offset
+            offset += int(ks[r])
+        split = make_partition(graph, labels, offset, method="metis on bands", seed=0, imbalance=0.03, seconds=0)
+        rows.append({"pieces": pieces, "cut_seconds": cut_seconds, "piece_seconds": seconds,
+                     "boundary_vertices": int(split.boundary.sum()), "largest_component": int(split.sizes.max())})
+    base = rows[0]["boundary_vertices"]
+    for row in rows:
+        row["boundary_over_whole"] = row["boundary_vertices"] / base
+        print(f"{name} pieces {row['pieces']}: cut {row['cut_seconds']:.2f} s, slowest piece "
+              f"{max(row['piece_seconds']):.2f} s (all {sum(row['piece_seconds']):.2f} s), boundary "
+              f"{row['boundary_vertices']} ({row['boundary_over_whole']:.3f} of whole), largest "
+              f"{row['largest_component']}")
+    write_result({"benchmark": "split_bench", "graph": name, "n": graph.n, "m": graph.m, "k": args.k,
+                  "partitioner": "metis", "runs": rows}, folder=RESULTS / args.tag, name=f"split-{name}.json")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
