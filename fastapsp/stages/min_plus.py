@@ -13,8 +13,8 @@ __all__ = ["min_plus", "Packing", "U16_LIMIT", "UNPACKED_SHARE"]
 _HOST_BLOCK_BYTES = 1 << 19
 U16_LIMIT = 16383  # the largest finite operand of the packed 16-bit products (U16_LIMIT, minplus_tile_u16.cuh)
 # A run whose first boundary row has more than this share of its finite distances past U16_LIMIT
-# stays in float32 (Packing): on real rows the packed product was 5-14% faster with 0.1-4.5% of them
-# past it, 2-16% slower with 39-61% (docs/kernels.md).
+# stays in float32 (Packing): on real boundary rows the packed product was 5-14% faster with up to
+# 4.5% of their distances past it, 2-16% slower with 39-61% (docs/kernels.md).
 UNPACKED_SHARE = 0.25
 
 
