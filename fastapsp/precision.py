@@ -5,8 +5,8 @@ to 2**53; beyond that, and for weights that are not whole numbers, sums are
 rounded.  A shortest path is simple, so it uses at most n - 1 arcs, each at
 most once: no finite distance exceeds ``min((n - 1) * largest weight, sum of
 all weights)`` (:func:`distance_bound`, one pass over the weights).  That bound
-is loose: a 512 x 512 grid with travel times 1..100 has distances below 25,000
-but a weight sum of 26 million.  Where it alone would make whole-number
+is loose: a 512 x 512 grid with travel times 1..100 has a weight sum of 26
+million but no distance above 48,684 (twice the farthest from one vertex).  Where it alone would make whole-number
 weights take float64, :func:`path_bound` tightens it with one or two
 single-source searches, so such graphs keep float32 (about twice as fast on
 the GPU, half the memory) wherever their distances allow it.

@@ -51,8 +51,8 @@ class Packing:
 
     def __call__(self, b) -> bool:
         if self.answer is None:
-            # One row read on the host: a few milliseconds, and no CuPy kernel that a fresh
-            # process might have to compile inside the timed run.
+            # One row read on the host, a few milliseconds: CuPy reductions here added about 0.4 s to
+            # the min-plus stage of some runs (benchmarks/results/family-after-dtype-bound/README.md).
             first = b[:1]
             first = first.get() if array_module(first) is not np else first
             finite = first[np.isfinite(first)]
