@@ -1,10 +1,11 @@
-"""What splitting the partitioning among ranks would cost: breadth-first bands, each partitioned apart.
+"""What splitting the partitioning among ranks would cost: the graph cut into pieces, each partitioned apart.
 
 A way to partition in parallel is to cut the graph into one piece per rank and
 let every rank partition its piece into its share of the k components.  This
-measures the simplest such cut, on the CPU: the vertices ordered by hops from
-a pseudo-peripheral vertex (two breadth-first searches), cut into R bands of
-equal size, each band partitioned by METIS into k * |band| / n parts.  It
+measures two such cuts on the CPU: ``bands``, the vertices ordered by hops from
+a pseudo-peripheral vertex (two breadth-first searches) and cut into R runs of
+equal size, and ``metis``, METIS into R parts; each piece is then partitioned by
+METIS into k * |piece| / n parts.  It
 records the seconds of the cut, of METIS on the whole graph and on each band
 (the slowest band is what R ranks would wait for), and the boundary vertices
 and largest component of each partition, the quantities the run's cost follows.
@@ -44,6 +45,15 @@ def bands(graph, pieces: int) -> tuple[np.ndarray, float]:
     return piece, time.perf_counter() - start
 
 
+def metis_cut(graph, pieces: int) -> tuple[np.ndarray, float]:
+    """``(piece of every vertex, seconds)``: METIS into ``pieces`` parts."""
+    from fastapsp.partition import partition_graph
+
+    start = time.perf_counter()
+    piece = partition_graph(graph, pieces, "metis").labels.astype(np.int64)
+    return piece, time.perf_counter() - start
+
+
 def shares(k: int, sizes) -> np.ndarray:
     """k split in proportion to ``sizes``, largest remainders first."""
     want = k * np.asarray(sizes, dtype=np.float64) / max(1, int(np.sum(sizes)))
@@ -57,6 +67,7 @@ def main() -> int:
     parser.add_argument("--graph", required=True, help="NAME=PATH")
     parser.add_argument("-k", type=int, required=True)
     parser.add_argument("--pieces", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--cuts", nargs="+", choices=["bands", "metis"], default=["bands", "metis"])
     parser.add_argument("--tag", default="partition-split")
     args = parser.parse_args()
 
@@ -67,10 +78,10 @@ def main() -> int:
     graph = read_graph(path)
     start = time.perf_counter()
     whole = partition_graph(graph, args.k, "metis")
-    rows = [{"pieces": 1, "cut_seconds": 0.0, "piece_seconds": [time.perf_counter() - start],
+    rows = [{"cut": "none", "pieces": 1, "cut_seconds": 0.0, "piece_seconds": [time.perf_counter() - start],
              "boundary_vertices": int(whole.boundary.sum()), "largest_component": int(whole.sizes.max())}]
-    for pieces in args.pieces:
-        piece, cut_seconds = bands(graph, pieces)
+    for cut, pieces in [(cut, pieces) for cut in args.cuts for pieces in args.pieces]:
+        piece, cut_seconds = (bands if cut == "bands" else metis_cut)(graph, pieces)
         ks = shares(args.k, np.bincount(piece, minlength=pieces))
         labels = np.empty(graph.n, dtype=np.int64)
         offset, seconds = 0, []
@@ -81,13 +92,13 @@ def main() -> int:
             seconds.append(time.perf_counter() - t)
             labels[vertices] = part.labels + offset
             offset += int(ks[r])
-        split = make_partition(graph, labels, offset, method="metis on bands", seed=0, imbalance=0.03, seconds=0)
-        rows.append({"pieces": pieces, "cut_seconds": cut_seconds, "piece_seconds": seconds,
+        split = make_partition(graph, labels, offset, method=f"metis on {cut}", seed=0, imbalance=0.03, seconds=0)
+        rows.append({"cut": cut, "pieces": pieces, "cut_seconds": cut_seconds, "piece_seconds": seconds,
                      "boundary_vertices": int(split.boundary.sum()), "largest_component": int(split.sizes.max())})
     base = rows[0]["boundary_vertices"]
     for row in rows:
         row["boundary_over_whole"] = row["boundary_vertices"] / base
-        print(f"{name} pieces {row['pieces']}: cut {row['cut_seconds']:.2f} s, slowest piece "
+        print(f"{name} {row['cut']} pieces {row['pieces']}: cut {row['cut_seconds']:.2f} s, slowest piece "
               f"{max(row['piece_seconds']):.2f} s (all {sum(row['piece_seconds']):.2f} s), boundary "
               f"{row['boundary_vertices']} ({row['boundary_over_whole']:.3f} of whole), largest "
               f"{row['largest_component']}")
