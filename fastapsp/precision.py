@@ -55,7 +55,9 @@ def path_bound(graph, enough: float = 0.0) -> float:
     connected: the largest distance to a root plus the largest from it.
     Otherwise :func:`distance_bound`.  The searches are breadth-first first,
     each hop counted as the heaviest arc; Dijkstra follows (weighted graphs)
-    unless that bound is at most ``enough`` already.  Parallel arcs count with
+    unless that bound is at most ``enough`` already, and gives up (the
+    breadth-first bound stands) where a distance from the root passes what
+    could still bound the distances by ``enough``.  Parallel arcs count with
     their total weight, which can only raise the bound.
 
     Examples
@@ -88,13 +90,22 @@ def path_bound(graph, enough: float = 0.0) -> float:
         if count != 1:
             return cheap
         searches = [(csr, 0, 0.0), (csr.T.tocsr(), 0, 0.0)]
-    hops = sum(float(np.max(d[np.isfinite(d)])) - extra for d, extra in
-               ((shortest_path(m, unweighted=True, indices=root), extra) for m, root, extra in searches))
-    bound = min(cheap, hops * heaviest * (2.0 if not graph.directed else 1.0))
+    twice = 2.0 if not graph.directed else 1.0
+    reached = [shortest_path(m, unweighted=True, indices=root) for m, root, _ in searches]
+    hops = sum(float(np.max(d[np.isfinite(d)])) - extra for d, (_, _, extra) in zip(reached, searches))
+    bound = min(cheap, hops * heaviest * twice)
     if bound <= enough or graph.unit_weights:
         return bound
-    lengths = sum(float(np.max(d[np.isfinite(d)])) for d in (dijkstra(m, indices=root) for m, root, _ in searches))
-    return min(bound, lengths * (2.0 if not graph.directed else 1.0))
+    # Dijkstra stops at what could still prove ``enough``: a vertex found beyond it means no proof,
+    # and on a graph whose distances are far larger the search ends early.
+    limit = enough / twice if enough > 0 else np.inf
+    lengths = 0.0
+    for d_hops, (m, root, _) in zip(reached, searches):
+        d = dijkstra(m, indices=root, limit=limit)
+        if np.any(np.isfinite(d_hops) & ~np.isfinite(d)):
+            return bound
+        lengths += float(np.max(d[np.isfinite(d)]))
+    return min(bound, lengths * twice)
 
 
 def choose_dtype(graph, requested: str | None = None) -> DtypeChoice:
