@@ -115,7 +115,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     verified: dict = {}
     closures = None  # boundary-graph method: who closes which components
     stage_seconds: dict = {}
-    timer = None  # the stages' timer of the components (boundary-graph method: its notes go to the report)
+    timer = None  # the components' stage timer: its notes go to the report
     try:
         # A failing rank ends the job at once (Abort) instead of waiting for the others' components.
         if plan.source_rows == "sssp":
