@@ -166,7 +166,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         components = [p for p in components if rows.per_component[p] > 0]
     writer = HostWriter(xp, sink, dtype)
     arcs = internal_arcs(graph, partition)
-    packing = Packing(graph.integer_weights and xp is not np)  # 16-bit products or not: decided once a run
+    packing = Packing.for_run(graph, xp)  # 16-bit products or not: decided once a run
     paths = None
     if pred_sink is not None:
         if boundary_rows != "frontier":

@@ -75,15 +75,16 @@ def path_bound(graph, enough: float = 0.0) -> float:
     if n < 2 or graph.m == 0:
         return cheap
     src, dst, w = graph.arcs()
+    w = np.asarray(w, dtype=np.float64)
     heaviest = float(np.max(w))
-    csr = sp.csr_matrix((np.asarray(w, dtype=np.float64), (src, dst)), shape=(n, n))
+    csr = sp.csr_matrix((w, (src, dst)), shape=(n, n))
     if not graph.directed:
         _, labels = connected_components(csr, directed=False)
         roots = np.unique(labels, return_index=True)[1]
         # The super root n reaches every component's root by a zero-weight arc (one hop, taken off).
-        grown = sp.csr_matrix((np.concatenate([csr.data, np.zeros(roots.size)]),
-                               (np.concatenate([np.repeat(np.arange(n), np.diff(csr.indptr)), np.full(roots.size, n)]),
-                                np.concatenate([csr.indices, roots]))), shape=(n + 1, n + 1))
+        grown = sp.csr_matrix((np.concatenate([w, np.zeros(roots.size)]),
+                               (np.concatenate([src, np.full(roots.size, n)]), np.concatenate([dst, roots]))),
+                              shape=(n + 1, n + 1))
         searches = [(grown, n, 1.0)]
     else:
         count, _ = connected_components(csr, directed=True, connection="strong")

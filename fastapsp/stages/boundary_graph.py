@@ -551,7 +551,7 @@ class BoundaryGraph:
         self.tree = tree
         self.n = graph.n
         # Whole-number distances: packed 16-bit products on the GPU where they fit (the run's one decision).
-        self.packing = Packing(graph.integer_weights and xp is not np) if packing is None else packing
+        self.packing = Packing.for_run(graph, xp) if packing is None else packing
         self._kept_rows: dict = {}  # level -> (group, its full rows), see _full_rows
         self.position = tree.position
         self._position_dev = xp.asarray(self.position, dtype=np.int64) if xp is not np else self.position

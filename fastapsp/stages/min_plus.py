@@ -49,6 +49,11 @@ class Packing:
     def __init__(self, integer: bool) -> None:
         self.answer = None if integer else False
 
+    @classmethod
+    def for_run(cls, graph, xp) -> "Packing":
+        """The decision of a run of ``graph`` on ``xp``: whole-number distances on the GPU may pack."""
+        return cls(graph.integer_weights and xp is not np)
+
     def __call__(self, b) -> bool:
         if self.answer is None:
             # One row read on the host, a few milliseconds: CuPy reductions here added about 0.4 s to
