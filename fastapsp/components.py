@@ -225,8 +225,6 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                            needs_matrix=needed, packing=packing)
             del rows_b, matrix
         writer.close(timer)
-        if xp is not np:
-            xp.get_default_memory_pool().free_all_blocks()
         timer.notes["packed_16bit"] = packing.answer
         return timer.seconds
     row_bytes = dtype.itemsize + (_Predecessors.ROW_BYTES if paths is not None else 0)
@@ -259,8 +257,6 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     writer.close(timer)
     if paths is not None:
         paths.close(timer)
-    if xp is not np:
-        xp.get_default_memory_pool().free_all_blocks()
     timer.notes["packed_16bit"] = packing.answer
     return timer.seconds
 

@@ -50,7 +50,7 @@ class Outcome:
 
 
 def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 0.0,
-            started: float | None = None) -> Outcome:
+            started: float | None = None, allocation=None) -> Outcome:
     """Compute what ``plan`` says for ``graph`` on every rank of ``comm``.
 
     ``seconds`` (what the caller spent before: the read, the plan's choice of
@@ -58,7 +58,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     (process start to the job's start) go into the report beside the stages'.
     ``started`` (``time.perf_counter()`` when the job began) makes the
     report's total the job's; without it the total is this call's and the
-    ``seconds`` given.
+    ``seconds`` given.  ``allocation``: a device result's
+    (:class:`fastapsp.sink.DeviceAllocation`) already started.
     """
     start = time.perf_counter()
     plan.check_graph(graph)
@@ -75,7 +76,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     run_graph, run_partition = plan.run_graph, plan.run_partition
     block_bytes = opts.block_bytes
     rows = None if sources is None else int(sources.size)
-    sink = base_sink = make_sink(plan.output, graph.n, plan.out_dtype, comm=comm, rows=rows)
+    sink = base_sink = make_sink(plan.output, graph.n, plan.out_dtype, comm=comm, rows=rows, allocation=allocation)
     pred_sink = pred_base = None
     if opts.predecessors:  # int32 beside the output (fastapsp/stages/predecessors.py)
         target = predecessors_path(plan.output) if plan.output.endswith(".npy") else plan.output

@@ -143,8 +143,9 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "auto", refi
                                                                                "float32, float64"))
     if output not in ("memory", "device"):
         raise ValueError(f"output: {output!r} is not 'memory' or 'device' (files: fastapsp solve --output PATH.npy)")
-    the_plan = _plan_for(graph, settings, plan, partition, comm, stats=False)
-    outcome = _run(the_plan, graph, comm, made=the_plan is not plan)
+    early = _EarlyResult()  # a device result starts allocating while the plan is made
+    the_plan = _plan_for(graph, settings, plan, partition, comm, stats=False, on_output=early)
+    outcome = _run(the_plan, graph, comm, made=the_plan is not plan, allocation=early.allocation)
     dist, pred = outcome.result, outcome.predecessors
     if (comm is None or comm.size == 1) and not outcome.complete:  # every vertex lies in one component
         raise RuntimeError("solve: some rows of the distance matrix were not computed")
@@ -212,7 +213,7 @@ def _options(settings: dict, *, stats: bool):
     return opts
 
 
-def _make(graph, opts, *, partition=None, saved=None, comm=None):
+def _make(graph, opts, *, partition=None, saved=None, comm=None, on_output=None):
     from .backend import gpu_count
     from .comm import SerialComm
     from .planning import make_plan
@@ -221,20 +222,21 @@ def _make(graph, opts, *, partition=None, saved=None, comm=None):
         from .kernels.catalog import ensure_built
 
         ensure_built(background=True)
-    return make_plan(graph, opts, comm=SerialComm() if comm is None else comm, partition=partition, saved=saved)
+    return make_plan(graph, opts, comm=SerialComm() if comm is None else comm, partition=partition, saved=saved,
+                     on_output=on_output)
 
 
-def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool):
+def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool, on_output=None):
     """The plan of a call: ``plan`` itself when it was made for these settings, else one made now
     (reusing ``plan``'s partition or the saved plan's)."""
     from .planning import Plan, SavedPlan, load_plan as _load
 
     if plan is None:
-        return _make(graph, _options(settings, stats=stats), partition=partition, comm=comm)
+        return _make(graph, _options(settings, stats=stats), partition=partition, comm=comm, on_output=on_output)
     if isinstance(plan, (str, bytes)) or hasattr(plan, "__fspath__"):
         plan = _load(plan, graph)
     if isinstance(plan, SavedPlan):
-        return _make(graph, _options(settings, stats=stats), saved=plan, comm=comm)
+        return _make(graph, _options(settings, stats=stats), saved=plan, comm=comm, on_output=on_output)
     if not isinstance(plan, Plan):
         raise TypeError(f"plan: expected a fastapsp Plan, a saved plan or its path, found {type(plan).__name__}")
     plan.check_graph(graph)
@@ -249,7 +251,7 @@ def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool):
         merged["output"] = "none"
     opts = _options(merged, stats=stats)
     if partition is not None:
-        return _make(graph, opts, partition=partition, comm=comm)
+        return _make(graph, opts, partition=partition, comm=comm, on_output=on_output)
     if _same_run(opts, base):
         return plan
     for key in ("k", "partitioner", "refine", "seed", "imbalance"):  # what the plan's partition was made with
@@ -259,7 +261,7 @@ def _plan_for(graph, settings: dict, plan, partition, comm, *, stats: bool):
         if asked != made and not (key == "k" and asked is None) and not replaced:
             raise ValueError(f"plan: made with {key}={made!r}, the call asks for {key}={asked!r}; make another "
                              f"plan or leave {key} out")
-    return _make(graph, opts, partition=plan.partition, comm=comm)
+    return _make(graph, opts, partition=plan.partition, comm=comm, on_output=on_output)
 
 
 def _is_default(key, value) -> bool:
@@ -288,13 +290,27 @@ def _same_run(opts, base) -> bool:
     return True
 
 
-def _run(the_plan, graph, comm, *, made: bool):
-    """Execute ``the_plan``; ``made``: it was made in this call (its seconds count in the report)."""
+def _run(the_plan, graph, comm, *, made: bool, allocation=None):
+    """Execute ``the_plan``; ``made``: it was made in this call (its seconds count in the report);
+    ``allocation``: the device result's, started while the plan was made."""
     from .comm import SerialComm
     from .execute import execute
 
     return execute(the_plan, graph, comm=SerialComm() if comm is None else comm,
-                   seconds=the_plan.spent() if made else None)
+                   seconds=the_plan.spent() if made else None, allocation=allocation)
+
+
+class _EarlyResult:
+    """``make_plan``'s ``on_output``: starts allocating a device result as soon as its size is known."""
+
+    def __init__(self) -> None:
+        self.allocation = None
+
+    def __call__(self, output, rows: int, n: int, dtype) -> None:
+        if output == "device":
+            from .sink import DeviceAllocation
+
+            self.allocation = DeviceAllocation((rows, n), dtype)
 
 
 def _dtype_name(dtype, setting: str, allowed: str) -> str:

@@ -296,7 +296,7 @@ def _check_saved(saved: SavedPlan, opts: SolveOptions) -> None:
 
 
 def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | None = None,
-              partition=None, force: dict | None = None) -> Plan:
+              partition=None, force: dict | None = None, on_output=None) -> Plan:
     """Every decision of a run of ``opts`` on ``graph``, on every rank of ``comm`` (the same on every rank).
 
     Parameters
@@ -318,6 +318,10 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         Decisions imposed instead of made, for benchmarks and tests that compare a variant with the
         default: ``each_pair_once``, ``close_everywhere`` and ``given_k`` (bool; True keeps a given k
         that the cost model would replace, see :func:`_judge_given_k`).  Not a user setting.
+    on_output : callable, optional
+        Told ``(output, rows, n, dtype)`` once the output's size is known and fits, before k is chosen
+        and the graph partitioned (the Python API starts allocating a device result there, so that the
+        allocation overlaps that work).
     """
     force = dict(force or {})
     unknown = set(force) - set(FORCEABLE)
@@ -358,6 +362,11 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         source_rows = "sssp" if opts.sources_method == "sssp" or cheap else None
     out_dtype = opts.dtype if opts.dtype in SMALL_DTYPES else (opts.result_dtype or precision.dtype)
     out_rows = graph.n if sources is None else int(sources.size)
+    if not opts.dry_run:  # before k is chosen: an output that cannot fit is refused at once
+        run_phase(comm, "checking the output size", check_output_fits, out, out_rows, graph.n, out_dtype,
+                  extra=output_bytes(out_rows, graph.n, np.int32) if opts.predecessors else 0)
+        if on_output is not None:
+            on_output(out, out_rows, graph.n, out_dtype)
 
     if saved is not None:
         k_choice = {"rule": "from the plan file", "k": k, "made_by": saved.k_choice}
@@ -423,9 +432,6 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         boundary_rows = "frontier"
     if opts.dtype in SMALL_DTYPES:  # --dtype uint16/uint8: float32 on the device, converted at the sink
         run_phase(comm, "checking the distance type", check_small_dtype, graph, opts.dtype)
-    if not opts.dry_run:
-        run_phase(comm, "checking the output size", check_output_fits, out, out_rows, graph.n, out_dtype,
-                  extra=output_bytes(out_rows, graph.n, np.int32) if opts.predecessors else 0)
 
     # Each pair once: --stats of an undirected graph where nothing needs the whole matrix.
     each_pair_once = bool(opts.stats) and not graph.directed and boundary_rows is not None and out == "none" \

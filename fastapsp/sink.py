@@ -23,7 +23,7 @@ from .comm import run_phase
 from .errors import OutputWarning
 from .temporaries import TEMPORARY_FILES as _TEMPORARY, remove_temporary_files
 
-__all__ = ["NullSink", "MemorySink", "NpySink", "make_sink", "remove_temporary_files", "sidecar_path", "publish",
+__all__ = ["NullSink", "MemorySink", "NpySink", "DeviceSink", "DeviceAllocation", "make_sink", "remove_temporary_files", "sidecar_path", "publish",
            "read_sidecar", "check_result"]
 
 _POOL = None
@@ -289,14 +289,17 @@ def reserve(path: str, output: str) -> None:
         os.close(fd)
 
 
-def make_sink(output, n: int, dtype, *, comm, rows: int | None = None):
-    """Sink for the ``output`` value: ``none``, ``memory``, ``device`` or a ``.npy`` path; ``rows`` x n (default n x n)."""
+def make_sink(output, n: int, dtype, *, comm, rows: int | None = None, allocation=None):
+    """Sink for the ``output`` value: ``none``, ``memory``, ``device`` or a ``.npy`` path; ``rows`` x n (default n x n).
+
+    ``allocation``: a :class:`DeviceAllocation` already started for a ``device`` output.
+    """
     if output is None or str(output) == "none":
         return NullSink()
     if str(output) == "memory":
         return MemorySink(n, dtype, rows=rows)
     if str(output) == "device":
-        return DeviceSink(n, dtype, rows=rows)
+        return DeviceSink(n, dtype, rows=rows, allocation=allocation)
     if not str(output).endswith(".npy"):
         raise ValueError(f"--output: {output!r} is not 'none', 'memory', 'device' or a path ending in .npy")
     return NpySink(output, n, dtype, comm=comm, rows=rows)
@@ -415,6 +418,55 @@ def check_result(path, *, expect: dict | None = None) -> dict:
     return record
 
 
+class DeviceAllocation:
+    """An uninitialised CuPy array of ``shape`` and ``dtype``, allocated in a background thread.
+
+    Mapping device memory costs about 3 ms a GB (0.15 s for the 52 GB of a
+    115k-vertex result in float32 on an H100), and the driver maps it while
+    this thread's host work (choosing k, partitioning) and the GPU's first
+    stages go on: the wait moves off the critical path.  The thread uses the
+    device and stream current where the allocation was asked for, so the
+    memory pool files the block as if it had been allocated there.
+    :meth:`array` waits for it (and raises what the allocation raised, e.g. an
+    out-of-memory error).
+    """
+
+    def __init__(self, shape, dtype) -> None:
+        import threading
+
+        import cupy
+
+        self.shape, self.dtype = tuple(int(s) for s in shape), np.dtype(dtype)
+        self._device, self._stream = cupy.cuda.Device().id, cupy.cuda.get_current_stream()
+        self._array = self._error = None
+        self._thread = threading.Thread(target=self._allocate, name="fastapsp-device-result", daemon=True)
+        self._thread.start()
+
+    def _allocate(self) -> None:
+        import cupy
+
+        try:
+            with cupy.cuda.Device(self._device), self._stream:
+                self._array = cupy.empty(self.shape, dtype=self.dtype)
+        except BaseException as exc:  # noqa: BLE001 - raised where the array is wanted
+            self._error = exc
+
+    def matches(self, shape, dtype) -> bool:
+        return self.shape == tuple(int(s) for s in shape) and self.dtype == np.dtype(dtype)
+
+    def array(self):
+        """The array, once allocated."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._array
+
+    def release(self) -> None:
+        """Drop the array (after the allocation has ended)."""
+        self._thread.join()
+        self._array = None
+
+
 class DeviceSink(NullSink):
     """Keeps the rows in one CuPy array on the GPU, of shape (n, n) (``(rows, n)`` when given).
 
@@ -422,27 +474,41 @@ class DeviceSink(NullSink):
     copy (the executor hands them over with the device consumers such as
     ``--stats``): nothing goes to the host.  Blocks of another float dtype are
     converted on the device (a float32 run widened to a float64 result).
-    ``rows_written`` (host, bool) tells which rows are filled.
+    ``rows_written`` (host, bool) tells which rows are filled.  The array is
+    allocated in the background (:class:`DeviceAllocation`; ``allocation``:
+    one already started for this shape and dtype) and waited for at the first
+    block.
     """
 
     on_device = True
 
-    def __init__(self, n: int, dtype, *, rows: int | None = None) -> None:
-        import cupy
-
+    def __init__(self, n: int, dtype, *, rows: int | None = None, allocation: DeviceAllocation | None = None) -> None:
         rows = n if rows is None else rows
-        self.result = cupy.empty((rows, n), dtype=dtype)
+        if allocation is None or not allocation.matches((rows, n), dtype):
+            allocation = DeviceAllocation((rows, n), dtype)
+        self._allocation = allocation
         self.rows_written = np.zeros(rows, dtype=bool)
+
+    @property
+    def result(self):
+        return self._allocation.array()
 
     def write(self, vertices, column_start, block) -> None:
         vertices = np.asarray(vertices)
         rows, cols = block.shape
+        result = self.result
         if vertices.size and vertices[-1] - vertices[0] + 1 == vertices.size and np.all(np.diff(vertices) == 1):
             # a run of rows: one strided copy (and conversion)
-            self.result[int(vertices[0]) : int(vertices[-1]) + 1, column_start : column_start + cols] = block
+            result[int(vertices[0]) : int(vertices[-1]) + 1, column_start : column_start + cols] = block
         elif rows and cols:
-            _scatter_rows_device(block, self.result, vertices, column_start)
+            _scatter_rows_device(block, result, vertices, column_start)
         self.rows_written[vertices] = True
+
+    def abort(self) -> None:
+        self._allocation.release()
+
+    def discard(self) -> None:
+        self._allocation.release()
 
 
 # C names of the types a device result holds (distances, 16-bit distances, predecessors).

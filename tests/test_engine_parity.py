@@ -317,3 +317,55 @@ def test_device_output_of_sources_predecessors_and_widened_rows(graphs, cupy, me
     reference = scipy_shortest_path(unit.to_scipy())
     expected = np.where(np.isinf(reference), 65535, reference).astype(np.uint16)
     assert small.dtype == np.uint16 and np.array_equal(small.get(), expected)
+
+
+@pytest.mark.gpu
+def test_device_allocation_in_the_background(cupy):
+    """The device result is allocated in a thread on the device and stream current where it was asked for;
+    a failed allocation is raised where the array is wanted, and nothing is left behind."""
+    from fastapsp.sink import DeviceAllocation, DeviceSink
+
+    stream = cupy.cuda.Stream()
+    with stream:
+        allocation = DeviceAllocation((7, 5), np.float32)
+        array = allocation.array()
+    assert isinstance(array, cupy.ndarray) and array.shape == (7, 5) and array.dtype == np.float32
+    assert array.device.id == cupy.cuda.Device().id
+    assert allocation.matches((7, 5), "float32") and not allocation.matches((5, 7), "float32")
+    sink = DeviceSink(5, np.float32, rows=7, allocation=allocation)
+    assert sink.result is array  # the allocation started for this shape is the one used
+    other = DeviceSink(5, np.float64, rows=7, allocation=allocation)
+    assert other.result.dtype == np.float64  # another dtype: allocated anew
+    huge = DeviceAllocation((1 << 30, 1 << 30), np.float64)  # 8 EiB
+    with pytest.raises(MemoryError):
+        huge.array()
+    huge.release()
+
+
+@pytest.mark.gpu
+def test_device_output_started_while_the_plan_is_made(graphs, cupy):
+    """Without a plan, the result's allocation starts inside make_plan (the output size known) and the run
+    writes into that very array; with a reused plan, the executor starts it."""
+    import fastapsp.sink as sink_module
+
+    graph, path, want, integer = graphs["directed-200"]
+    made = []
+    original = sink_module.DeviceAllocation
+
+    class Recorded(original):
+        def __init__(self, shape, dtype):
+            super().__init__(shape, dtype)
+            made.append(self)
+
+    sink_module.DeviceAllocation = Recorded
+    try:
+        got = fastapsp.solve(graph, k=5, backend="cupy", output="device")
+        assert len(made) == 1 and got is made[0].array()
+        plan = fastapsp.plan(graph, k=5, backend="cupy", output="device")
+        assert len(made) == 1  # a plan alone allocates nothing
+        again = fastapsp.solve(graph, plan=plan)
+        assert len(made) == 2 and again is made[1].array()
+    finally:
+        sink_module.DeviceAllocation = original
+    np.testing.assert_array_equal(got.get(), want)
+    np.testing.assert_array_equal(again.get(), want)
