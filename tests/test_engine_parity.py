@@ -336,7 +336,7 @@ def test_device_allocation_in_the_background(cupy):
     assert sink.result is array  # the allocation started for this shape is the one used
     other = DeviceSink(5, np.float64, rows=7, allocation=allocation)
     assert other.result.dtype == np.float64  # another dtype: allocated anew
-    huge = DeviceAllocation((1 << 30, 1 << 30), np.float64)  # 8 EiB
+    huge = DeviceAllocation((1 << 20, 1 << 20), np.float64)  # 8 TiB
     with pytest.raises(MemoryError):
         huge.array()
     huge.release()

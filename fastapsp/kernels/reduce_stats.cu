@@ -34,9 +34,16 @@
 // (each pair fed once, StatsAccumulator.update(pairs=True)): column partials and
 // column maxima kept, every value counted twice in the histogram; ST_NO_HIST and
 // ST_NO_HARM leave those parts out, ST_EXACT_RCP takes the correctly rounded
-// reciprocal for float blocks too (benchmarks/stats_kernel_bench.py).  Counting
+// reciprocal for float blocks too, ST_ALL_SHARED counts every bin in shared memory, folded (wrong
+// counts: it times the global atomics away; benchmarks/stats_kernel_bench.py).  Counting
 // the shared bins once per warp and bin (__match_any_sync) was measured slower
 // (docs/kernels.md).
+//
+// Small whole numbers.  With STATS_INTEGER, float distances below 2^24 (all of them where float32
+// is exact, the default dtype rule) are summed and binned as 32-bit integers: the general path's
+// 64-bit conversion, compares and shifts made up much of the ~85 instructions an entry took
+// (Nsight Compute, roadFLA; docs/kernels.md).  ST_GENERAL_ONLY keeps the general path for every
+// entry (benchmarks/stats_kernel_bench.py).
 //
 // Harmonic sums.  1/d of a float distance is the single-precision approximation
 // refined by one Newton step in double: relative error below 2^-45, a few
@@ -57,6 +64,7 @@
 #endif
 #define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
 #define ST_NOT_COUNTED (-2ll)                  // an unreachable entry: no bin
+#define ST_SMALL_LIMIT 16777216.0f             // 2^24: whole-number floats below it take 32-bit sums
 
 #ifdef STATS_INTEGER
 typedef long long sum_t;
@@ -99,6 +107,10 @@ __device__ __forceinline__ void st_count(long long f, int level, int log2bins, i
     const long long bins = 1ll << log2bins;
     const long long i = f >> level;
     if (i < bins) {
+#ifdef ST_ALL_SHARED
+        atomicAdd(sh_hist + (int)(i % shared_bins), count);
+        return;
+#endif
         if (i < shared_bins)
             atomicAdd(sh_hist + i, count);
         else
@@ -166,6 +178,61 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
         int rc = 0;
         double rh = 0.0;
         REAL rm = (REAL)0;
+        bool general = true;
+#if defined(STATS_INTEGER) && !defined(ST_GENERAL_ONLY)
+        // Whole-number float distances below 2^24 (every distance of an exact float32 run): an entry's
+        // sums and bin in 32-bit integers, with no 64-bit conversion or compare (see "Small whole
+        // numbers" above).  A thread whose 8 entries of the row hold a larger finite value takes the
+        // general path for them.
+        if (sizeof(REAL) == 4) {
+            REAL top = (REAL)0;
+#pragma unroll
+            for (int j = 0; j < ST_CPT; ++j) top = x[j] < INF_R ? st_max(top, x[j]) : top;
+            if (top < (REAL)ST_SMALL_LIMIT) {
+                general = false;
+                rm = top;
+                unsigned int s32 = 0u;  // at most 8 (2^24 - 1)
+                double h[2] = {0.0, 0.0};  // two chains of additions instead of one
+#pragma unroll
+                for (int j = 0; j < ST_CPT; ++j) {
+                    const REAL v = x[j];
+                    const bool finite = v < INF_R;
+                    const unsigned int z = finite ? __float2uint_rz(v) : 0u;
+                    s32 += z;
+                    rc += finite;
+#ifndef ST_NO_COLS
+                    csum[j] += z;
+                    ccnt[j] += finite;
+#endif
+#ifndef ST_NO_HARM
+                    if (z) {
+                        const double inv = st_recip(v);
+                        h[j & 1] += inv;
+#ifndef ST_NO_COLS
+                        charm[j] += inv;
+#endif
+                    }
+#endif
+#ifdef ST_PAIRS
+                    cmax[j] = finite ? st_max(cmax[j], v) : cmax[j];
+#endif
+#ifndef ST_NO_HIST
+                    if (finite) {
+                        const unsigned int i = level < 32 ? z >> level : 0u;
+                        if (i < (unsigned int)shared_bins)
+                            atomicAdd(sh_hist + i, ST_WEIGHT);
+                        else
+                            st_count((long long)z, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
+                                     overflow, ST_WEIGHT);
+                    }
+#endif
+                }
+                rs = (sum_t)s32;
+                rh = h[0] + h[1];
+            }
+        }
+#endif
+        if (general) {
 #pragma unroll
         for (int j = 0; j < ST_CPT; ++j) {
             const REAL v = x[j];
@@ -205,6 +272,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
             if (f != ST_NOT_COUNTED)
                 st_count(f, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow, ST_WEIGHT);
 #endif
+        }
         }
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {
