@@ -39,11 +39,13 @@
 // the shared bins once per warp and bin (__match_any_sync) was measured slower
 // (docs/kernels.md).
 //
-// Small whole numbers.  With STATS_INTEGER, float distances below 2^24 (all of them where float32
-// is exact, the default dtype rule) are summed and binned as 32-bit integers: the general path's
-// 64-bit conversion, compares and shifts made up much of the ~85 instructions an entry took
-// (Nsight Compute, roadFLA; docs/kernels.md).  ST_GENERAL_ONLY keeps the general path for every
-// entry (benchmarks/stats_kernel_bench.py).
+// Small whole numbers.  With STATS_INTEGER, float distances below 2^23 (nearly all of them where
+// float32 is exact, below 2^24, the default dtype rule) are summed and binned as 32-bit integers,
+// converted by float and integer adds rather than by the conversion unit (a quarter of the issue
+// rate, and four of its instructions an entry on the general path: the 64-bit conversion, the
+// reciprocal and two conversions to double); the general path's 64-bit compares and shifts made up
+// much of the ~85 instructions an entry took there (Nsight Compute, roadFLA; docs/kernels.md).
+// ST_GENERAL_ONLY keeps the general path for every entry (benchmarks/stats_kernel_bench.py).
 //
 // Harmonic sums.  1/d of a float distance is the single-precision approximation
 // refined by one Newton step in double: relative error below 2^-45, a few
@@ -64,7 +66,7 @@
 #endif
 #define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
 #define ST_NOT_COUNTED (-2ll)                  // an unreachable entry: no bin
-#define ST_SMALL_LIMIT 16777216.0f             // 2^24: whole-number floats below it take 32-bit sums
+#define ST_SMALL_LIMIT 8388608.0f              // 2^23: whole-number floats below it take 32-bit sums
 
 #ifdef STATS_INTEGER
 typedef long long sum_t;
@@ -94,6 +96,24 @@ __device__ __forceinline__ double st_recip(float v)
 #endif
 }
 __device__ __forceinline__ double st_recip(double v) { return __drcp_rn(v); }
+
+// 1/z of a whole number 0 < z < 2^23 held as float v: st_recip's arithmetic (the same result) with
+// the conversions to double done by integer and double adds instead of the conversion unit, which
+// the entries' other work keeps busy: z exactly from its bits under 2^52, and the approximation's
+// exponent rebiased from float to double (a positive normal float: 2^-23 <= r <= 1).
+__device__ __forceinline__ double st_recip_small(float v, unsigned int z)
+{
+#ifdef ST_EXACT_RCP
+    return __drcp_rn((double)v);
+#else
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
+    const double d = __hiloint2double(0x43300000, (int)z) - 4503599627370496.0;  // 2^52 + z - 2^52
+    const double x = __longlong_as_double((long long)(((unsigned long long)__float_as_uint(r) << 29)
+                                                      + (896ull << 52)));
+    return fma(x, fma(-d, x, 1.0), x);
+#endif
+}
 
 // Count fine index f (< 0: too large) at the block's level, or at the smallest level holding it.
 __device__ __forceinline__ void st_count(long long f, int level, int log2bins, int shared_bins, int levels,
@@ -180,7 +200,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
         REAL rm = (REAL)0;
         bool general = true;
 #if defined(STATS_INTEGER) && !defined(ST_GENERAL_ONLY)
-        // Whole-number float distances below 2^24 (every distance of an exact float32 run): an entry's
+        // Whole-number float distances below 2^23 (nearly every distance of an exact float32 run): an entry's
         // sums and bin in 32-bit integers, with no 64-bit conversion or compare (see "Small whole
         // numbers" above).  A thread whose 8 entries of the row hold a larger finite value takes the
         // general path for them.
@@ -191,13 +211,14 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
             if (top < (REAL)ST_SMALL_LIMIT) {
                 general = false;
                 rm = top;
-                unsigned int s32 = 0u;  // at most 8 (2^24 - 1)
+                unsigned int s32 = 0u;  // at most 8 (2^23 - 1)
                 double h[2] = {0.0, 0.0};  // two chains of additions instead of one
 #pragma unroll
                 for (int j = 0; j < ST_CPT; ++j) {
                     const REAL v = x[j];
                     const bool finite = v < INF_R;
-                    const unsigned int z = finite ? __float2uint_rz(v) : 0u;
+                    // v + 2^23 holds v in its low mantissa bits (exact below 2^23): no conversion unit
+                    const unsigned int z = finite ? __float_as_uint((float)v + 8388608.0f) - 0x4B000000u : 0u;
                     s32 += z;
                     rc += finite;
 #ifndef ST_NO_COLS
@@ -206,7 +227,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
 #endif
 #ifndef ST_NO_HARM
                     if (z) {
-                        const double inv = st_recip(v);
+                        const double inv = st_recip_small((float)v, z);
                         h[j & 1] += inv;
 #ifndef ST_NO_COLS
                         charm[j] += inv;
