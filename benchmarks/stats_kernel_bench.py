@@ -35,12 +35,12 @@ VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer grap
     "pairs_no_harm": ("-DST_PAIRS", "-DST_NO_HARM"),
     "exact_rcp": ("-DST_EXACT_RCP",),  # the correctly rounded reciprocal in the harmonic sums
     "pairs_exact_rcp": ("-DST_PAIRS", "-DST_EXACT_RCP"),
-    # Timing only (wrong histogram): the bins past the shared ones folded into shared memory.
-    "all_shared": ("-DST_ALL_SHARED",),
-    "pairs_all_shared": ("-DST_PAIRS", "-DST_ALL_SHARED"),
     # Whole numbers below 2**24 through the general (64-bit) path, as before the 32-bit one.
     "general": ("-DST_GENERAL_ONLY",),
     "pairs_general": ("-DST_PAIRS", "-DST_GENERAL_ONLY"),
+    # Registers capped so that 4 blocks (32 warps) fit an SM, against 3 without the cap.
+    "min4": ("-DST_MIN_BLOCKS=4",),
+    "pairs_min4": ("-DST_PAIRS", "-DST_MIN_BLOCKS=4"),
 }
 
 

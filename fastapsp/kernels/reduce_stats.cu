@@ -34,8 +34,7 @@
 // (each pair fed once, StatsAccumulator.update(pairs=True)): column partials and
 // column maxima kept, every value counted twice in the histogram; ST_NO_HIST and
 // ST_NO_HARM leave those parts out, ST_EXACT_RCP takes the correctly rounded
-// reciprocal for float blocks too, ST_ALL_SHARED counts every bin in shared memory, folded (wrong
-// counts: it times the global atomics away; benchmarks/stats_kernel_bench.py).  Counting
+// reciprocal for float blocks too (benchmarks/stats_kernel_bench.py).  Counting
 // the shared bins once per warp and bin (__match_any_sync) was measured slower
 // (docs/kernels.md).
 //
@@ -66,6 +65,9 @@
 #endif
 #define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
 #define ST_NOT_COUNTED (-2ll)                  // an unreachable entry: no bin
+#ifndef ST_MIN_BLOCKS
+#define ST_MIN_BLOCKS 1  // blocks per SM the registers must allow (a bench variant raises it)
+#endif
 #define ST_SMALL_LIMIT 8388608.0f              // 2^23: whole-number floats below it take 32-bit sums
 
 #ifdef STATS_INTEGER
@@ -127,10 +129,6 @@ __device__ __forceinline__ void st_count(long long f, int level, int log2bins, i
     const long long bins = 1ll << log2bins;
     const long long i = f >> level;
     if (i < bins) {
-#ifdef ST_ALL_SHARED
-        atomicAdd(sh_hist + (int)(i % shared_bins), count);
-        return;
-#endif
         if (i < shared_bins)
             atomicAdd(sh_hist + i, count);
         else
@@ -147,7 +145,7 @@ __device__ __forceinline__ void st_count(long long f, int level, int log2bins, i
     atomicMax(sh_want, L);
 }
 
-extern "C" __global__ void __launch_bounds__(ST_THREADS)
+extern "C" __global__ void __launch_bounds__(ST_THREADS, ST_MIN_BLOCKS)
 stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int rows_per_slab, double inv_base,
             int log2bins, int shared_bins, int levels, int* level_hint, unsigned long long* hist,
             unsigned long long* overflow, sum_t* p_sum, int* p_cnt, double* p_harm, REAL* p_max, sum_t* col_sum,
@@ -166,6 +164,11 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
     if (tid == 0) sh_want = *reinterpret_cast<volatile int*>(level_hint);
     __syncthreads();
     int level = sh_want;
+    // The small-number path's bins at the block's level: the shift (z < 2^23, so 31 is as good as
+    // any larger one) and the level's global bins.
+    int shift = min(level, 31);
+    unsigned long long* hist_level = hist + (long long)level * bins;
+    const bool whole = ((long long)blockIdx.x + 1) * ST_TILE_COLS <= w;  // no column past w
 
     const long long cbase = (long long)blockIdx.x * ST_TILE_COLS + warp * (32 * ST_CPT) + lane;
     const int a0 = blockIdx.y * rows_per_slab;
@@ -190,9 +193,15 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
         const REAL* row = X + (long long)a * ld;
         REAL x[ST_CPT];
 #pragma unroll
-        for (int j = 0; j < ST_CPT; ++j) {
-            const long long c = cbase + 32 * j;
-            x[j] = c < w ? row[c] : INF_R;
+        if (whole) {
+#pragma unroll
+            for (int j = 0; j < ST_CPT; ++j) x[j] = row[cbase + 32 * j];
+        } else {
+#pragma unroll
+            for (int j = 0; j < ST_CPT; ++j) {
+                const long long c = cbase + 32 * j;
+                x[j] = c < w ? row[c] : INF_R;
+            }
         }
         sum_t rs = 0;
         int rc = 0;
@@ -239,10 +248,12 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
 #endif
 #ifndef ST_NO_HIST
                     if (finite) {
-                        const unsigned int i = level < 32 ? z >> level : 0u;
+                        const unsigned int i = z >> shift;
                         if (i < (unsigned int)shared_bins)
                             atomicAdd(sh_hist + i, ST_WEIGHT);
-                        else
+                        else if (i < (unsigned int)bins)
+                            atomicAdd(hist_level + i, (unsigned long long)ST_WEIGHT);
+                        else  // past the level's bins: a wider level (st_count raises the block's)
                             st_count((long long)z, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
                                      overflow, ST_WEIGHT);
                     }
@@ -343,6 +354,8 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                 }
                 if (tid == 0) atomicMax(level_hint, want);
                 level = want;
+                shift = min(level, 31);
+                hist_level = hist + (long long)level * bins;
                 __syncthreads();
             }
         }
