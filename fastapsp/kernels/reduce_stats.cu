@@ -164,11 +164,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
     if (tid == 0) sh_want = *reinterpret_cast<volatile int*>(level_hint);
     __syncthreads();
     int level = sh_want;
-    // The small-number path's bins at the block's level: the shift (z < 2^23, so 31 is as good as
-    // any larger one) and the level's global bins.
-    int shift = min(level, 31);
-    unsigned long long* hist_level = hist + (long long)level * bins;
-    const bool whole = ((long long)blockIdx.x + 1) * ST_TILE_COLS <= w;  // no column past w
+    int shift = min(level, 31);  // of the small-number path (z < 2^23: 31 is as good as any larger one)
 
     const long long cbase = (long long)blockIdx.x * ST_TILE_COLS + warp * (32 * ST_CPT) + lane;
     const int a0 = blockIdx.y * rows_per_slab;
@@ -193,15 +189,9 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
         const REAL* row = X + (long long)a * ld;
         REAL x[ST_CPT];
 #pragma unroll
-        if (whole) {
-#pragma unroll
-            for (int j = 0; j < ST_CPT; ++j) x[j] = row[cbase + 32 * j];
-        } else {
-#pragma unroll
-            for (int j = 0; j < ST_CPT; ++j) {
-                const long long c = cbase + 32 * j;
-                x[j] = c < w ? row[c] : INF_R;
-            }
+        for (int j = 0; j < ST_CPT; ++j) {
+            const long long c = cbase + 32 * j;
+            x[j] = c < w ? row[c] : INF_R;
         }
         sum_t rs = 0;
         int rc = 0;
@@ -251,9 +241,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                         const unsigned int i = z >> shift;
                         if (i < (unsigned int)shared_bins)
                             atomicAdd(sh_hist + i, ST_WEIGHT);
-                        else if (i < (unsigned int)bins)
-                            atomicAdd(hist_level + i, (unsigned long long)ST_WEIGHT);
-                        else  // past the level's bins: a wider level (st_count raises the block's)
+                        else
                             st_count((long long)z, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
                                      overflow, ST_WEIGHT);
                     }
@@ -355,7 +343,6 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                 if (tid == 0) atomicMax(level_hint, want);
                 level = want;
                 shift = min(level, 31);
-                hist_level = hist + (long long)level * bins;
                 __syncthreads();
             }
         }
