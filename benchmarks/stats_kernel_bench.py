@@ -38,15 +38,6 @@ VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer grap
     # Whole numbers below 2**24 through the general (64-bit) path, as before the 32-bit one.
     "general": ("-DST_GENERAL_ONLY",),
     "pairs_general": ("-DST_PAIRS", "-DST_GENERAL_ONLY"),
-    # Registers capped so that 4 blocks (32 warps) fit an SM, against 3 without the cap.
-    "min4": ("-DST_MIN_BLOCKS=4",),
-    "pairs_min4": ("-DST_PAIRS", "-DST_MIN_BLOCKS=4"),
-    "whole": ("-DST_WHOLE",),
-    "levelptr": ("-DST_LEVEL_PTR",),
-    "both": ("-DST_WHOLE", "-DST_LEVEL_PTR"),
-    "pairs_whole": ("-DST_PAIRS", "-DST_WHOLE"),
-    "pairs_levelptr": ("-DST_PAIRS", "-DST_LEVEL_PTR"),
-    "pairs_both": ("-DST_PAIRS", "-DST_WHOLE", "-DST_LEVEL_PTR"),
 }
 
 

@@ -65,11 +65,6 @@
 #endif
 #define ST_FINE_LIMIT 4.611686018427387904e18  // 2^62
 #define ST_NOT_COUNTED (-2ll)                  // an unreachable entry: no bin
-#ifdef ST_MIN_BLOCKS  // blocks per SM the registers must allow (a bench variant)
-#define ST_BOUNDS __launch_bounds__(ST_THREADS, ST_MIN_BLOCKS)
-#else  // (naming 1 would let the compiler take up to 255 registers: 120 were seen, 3 blocks became 2)
-#define ST_BOUNDS __launch_bounds__(ST_THREADS)
-#endif
 #define ST_SMALL_LIMIT 8388608.0f              // 2^23: whole-number floats below it take 32-bit sums
 
 #ifdef STATS_INTEGER
@@ -147,7 +142,9 @@ __device__ __forceinline__ void st_count(long long f, int level, int log2bins, i
     atomicMax(sh_want, L);
 }
 
-extern "C" __global__ void ST_BOUNDS
+// (Naming a block count in the launch bounds, even 1, let the compiler take 120 registers instead of
+// 78: two blocks an SM instead of three, 20% slower; a cap of 64 registers for four was slower too.)
+extern "C" __global__ void __launch_bounds__(ST_THREADS)
 stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int rows_per_slab, double inv_base,
             int log2bins, int shared_bins, int levels, int* level_hint, unsigned long long* hist,
             unsigned long long* overflow, sum_t* p_sum, int* p_cnt, double* p_harm, REAL* p_max, sum_t* col_sum,
@@ -167,12 +164,7 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
     __syncthreads();
     int level = sh_want;
     int shift = min(level, 31);  // of the small-number path (z < 2^23: 31 is as good as any larger one)
-#ifdef ST_LEVEL_PTR
-    unsigned long long* hist_level = hist + (long long)level * bins;  // the level's global bins
-#endif
-#ifdef ST_WHOLE
-    const bool whole = ((long long)blockIdx.x + 1) * ST_TILE_COLS <= w;  // no column past w
-#endif
+    const bool whole = ((long long)blockIdx.x + 1) * ST_TILE_COLS <= w;  // no column past w: no checks
 
     const long long cbase = (long long)blockIdx.x * ST_TILE_COLS + warp * (32 * ST_CPT) + lane;
     const int a0 = blockIdx.y * rows_per_slab;
@@ -196,13 +188,10 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
     for (int a = a0; a < a1; ++a) {
         const REAL* row = X + (long long)a * ld;
         REAL x[ST_CPT];
-#ifdef ST_WHOLE
         if (whole) {
 #pragma unroll
             for (int j = 0; j < ST_CPT; ++j) x[j] = row[cbase + 32 * j];
-        } else
-#endif
-        {
+        } else {
 #pragma unroll
             for (int j = 0; j < ST_CPT; ++j) {
                 const long long c = cbase + 32 * j;
@@ -257,10 +246,6 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                         const unsigned int i = z >> shift;
                         if (i < (unsigned int)shared_bins)
                             atomicAdd(sh_hist + i, ST_WEIGHT);
-#ifdef ST_LEVEL_PTR
-                        else if (i < (unsigned int)bins)
-                            atomicAdd(hist_level + i, (unsigned long long)ST_WEIGHT);
-#endif
                         else
                             st_count((long long)z, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
                                      overflow, ST_WEIGHT);
@@ -363,9 +348,6 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                 if (tid == 0) atomicMax(level_hint, want);
                 level = want;
                 shift = min(level, 31);
-#ifdef ST_LEVEL_PTR
-                hist_level = hist + (long long)level * bins;
-#endif
                 __syncthreads();
             }
         }
