@@ -21,7 +21,8 @@ each selected call runs ``--repeat`` times:
 The ``*cupy*`` calls need ``--backend cupy`` and are skipped (recorded as
 such) with ``--backend numpy``.  The clock is read after synchronising the
 GPU (``_common.timed``); results are deleted and the memory pool emptied
-between calls.  ``stages`` is the engine's own per-stage seconds of the timed
+between calls (``--keep-pool`` keeps the pool: a session that drops one result before asking for
+the next; each record says which, ``memory_pool``).  ``stages`` is the engine's own per-stage seconds of the timed
 call (the report :func:`fastapsp.execute.execute` makes, caught on its way
 back from :func:`fastapsp.execute.execute`: no extra work), ``k`` and ``boundary_rows``
 its plan's decisions.
@@ -89,9 +90,15 @@ def gpu_free_bytes(cp) -> int:
     return int(free + cp.get_default_memory_pool().free_bytes())
 
 
-def free_memory(cp) -> None:
+KEEP_POOL = False  # --keep-pool
+
+
+def free_memory(cp, *, always: bool = False) -> None:
+    """Wait for the GPU and empty CuPy's memory pools (not with ``--keep-pool``, unless ``always``)."""
     if cp is not None:
         cp.cuda.Device().synchronize()
+        if KEEP_POOL and not always:
+            return
         cp.get_default_memory_pool().free_all_blocks()
         cp.get_default_pinned_memory_pool().free_all_blocks()
 
@@ -285,7 +292,8 @@ def bench_graph(name, path, args, cp, caught, out_dir) -> list[dict]:
     read_seconds = time.perf_counter() - start
     device = (_gpu_name() or "gpu") if args.backend == "cupy" else "cpu"
     common = {"graph": name, "n": graph.n, "m": graph.m, "backend": args.backend, "device": device,
-              "commit": _commit(), "versions": versions(), "read_seconds": read_seconds}
+              "commit": _commit(), "versions": versions(), "read_seconds": read_seconds,
+              "memory_pool": "kept" if KEEP_POOL else "emptied"}
     print(f"{name}: n={graph.n} m={graph.m} read in {read_seconds:.2f} s", flush=True)
     ref = Reference(graph, path, args.backend, args.k, out_dir)
     ref.partitioner = args.partitioner
@@ -297,7 +305,7 @@ def bench_graph(name, path, args, cp, caught, out_dir) -> list[dict]:
             prepare(call, graph, args.backend, cp, ref, plans)
         except (Skip, ValueError, MemoryError) as exc:  # ValueError: the plan's "the output does not fit"
             why = exc if isinstance(exc, Skip) else f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-            free_memory(cp)
+            free_memory(cp, always=True)
             records.append({**common, "call": call, "seconds": None, "repeat": None, "exact": None, "k": None,
                             "boundary_rows": None, "stages": None, "skipped": str(why)})
             print(f"  {call:20s} skipped: {why}", flush=True)
@@ -307,12 +315,12 @@ def bench_graph(name, path, args, cp, caught, out_dir) -> list[dict]:
             try:
                 part = run_call(call, graph, args.backend, cp, ref, plans, caught)
             except (MemoryError, ValueError) as exc:  # the engine's "does not fit", an out-of-memory
-                free_memory(cp)
+                free_memory(cp, always=True)
                 part = {"seconds": None, "exact": None, "k": None, "boundary_rows": None, "stages": None,
                         "skipped": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
             except Exception as exc:
                 if cp is not None and isinstance(exc, cp.cuda.memory.OutOfMemoryError):
-                    free_memory(cp)
+                    free_memory(cp, always=True)
                     part = {"seconds": None, "exact": None, "k": None, "boundary_rows": None, "stages": None,
                             "skipped": f"OutOfMemoryError: {exc}"}
                 else:
@@ -370,6 +378,9 @@ def main(argv=None) -> int:
     parser.add_argument("--calls", nargs="+", choices=CALLS, default=list(CALLS), metavar="CALL",
                         help=f"calls to time, in this order (default: all of {', '.join(CALLS)})")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep-pool", action="store_true",
+                        help="keep CuPy's memory pool between calls (default: emptied, each call maps its memory "
+                             "afresh)")
     parser.add_argument("-k", type=int, default=None, help="components (default: the cost model's choice)")
     parser.add_argument("--partitioner", default="auto", help="partitioner of every call (default: auto)")
     parser.add_argument("--warmup", default=str(MINNESOTA), metavar="PATH",
@@ -386,6 +397,8 @@ def main(argv=None) -> int:
         graphs.append((name, Path(path).resolve()))
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
+    global KEEP_POOL
+    KEEP_POOL = bool(args.keep_pool)
     cp = None
     if args.backend == "cupy":
         import cupy as cp
