@@ -38,9 +38,6 @@ VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer grap
     # Whole numbers below 2**24 through the general (64-bit) path, as before the 32-bit one.
     "general": ("-DST_GENERAL_ONLY",),
     "pairs_general": ("-DST_PAIRS", "-DST_GENERAL_ONLY"),
-    # 4 columns a thread instead of 8: half the column partials in registers, more warps an SM.
-    "cpt4": ("-DST_CPT=4",),
-    "pairs_cpt4": ("-DST_PAIRS", "-DST_CPT=4"),
 }
 
 
@@ -69,7 +66,6 @@ def main() -> int:
     from fastapsp import read_graph
     from fastapsp.backend import device_csr
     from fastapsp.reductions import StatsAccumulator
-    from fastapsp import reductions_gpu
     from fastapsp.reductions_gpu import GpuStats
     from fastapsp.stages import boundary_sssp
 
@@ -90,9 +86,6 @@ def main() -> int:
         acc.update(sources[:1], 0, block[:1])
         gpu.hist.fill(0)  # the block's counts alone: a pairs variant's are then twice the full one's
         gpu.options = gpu.options + VARIANTS[variant]
-        # Columns per thread other than the kernel's 8 (-DST_CPT=c): a block covers 256 c columns.
-        cpt = next((int(o.split("=")[1]) for o in VARIANTS[variant] if o.startswith("-DST_CPT=")), 8)
-        reductions_gpu._TILE_COLS = 256 * cpt
         rows_dev = cp.asarray(sources, dtype=cp.int64)
         seconds = event_seconds(cp, lambda: gpu._launch(rows_dev, 0, block), args.repeat)
         hist = gpu.collapse(gpu.level_reached())

@@ -54,9 +54,7 @@
 
 #define ST_THREADS 256
 #define ST_WARPS (ST_THREADS / 32)
-#ifndef ST_CPT
-#define ST_CPT 8                            // columns per thread (fastapsp/reductions_gpu.py: _TILE_COLS)
-#endif
+#define ST_CPT 8                            // columns per thread
 #define ST_TILE_COLS (ST_THREADS * ST_CPT)  // columns per block
 #define ST_BATCH 8                          // rows whose partials are reduced together
 #ifdef ST_PAIRS
