@@ -20,6 +20,7 @@ from .paths import NO_PREDECESSOR
 from .sources import SOURCES_SSSP_BATCH, sssp_batch
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
+from .stages.assemble import assemble_in_result
 from .stages.min_plus import Packing
 from .stages.boundary_graph import BoundaryGraph, close_components, closure_batch_limit, closure_budget, levels_bytes
 from .stages.floyd_warshall import DEFAULT_TILE
@@ -388,7 +389,10 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     With ``paths`` (:class:`_Predecessors`) every stage carries the predecessors too.
     ``needs_matrix=False`` (every vertex is a boundary vertex, or the component
     has no arcs of its own: :func:`_needs_matrix`): no matrix is made, the rows
-    come from the boundary rows alone (:func:`_rows_without_matrix`).
+    come from the boundary rows alone (:func:`_rows_without_matrix`).  A result
+    kept whole on the device in the run's dtype (:func:`_direct_result`) takes
+    the rows where they lie: the product writes the interior rows there and the
+    assembly completes them, with no row block and no copy.
     ``packing`` (:class:`~fastapsp.stages.min_plus.Packing`): the run's decision whether products
     run in packed 16-bit arithmetic; none: float32 products.
     """
@@ -402,6 +406,16 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             inner = extract_inner_to_boundary(matrix, nb)
             if paths is not None:
                 paths.extract(nb)
+    result = _direct_result(sink, dtype, xp) if needs_matrix and paths is None and on_block is None \
+        and whole_rows and not pairs else None
+    if result is not None:  # a result kept whole on the device: the rows made where they lie, no block
+        with timer("min_plus"):
+            min_plus(inner, rows_b, out=result, out_rows=vertices[nb:],
+                     integer=packing is not None and packing(rows_b))
+        with timer("assemble"):
+            assemble_in_result(result, rows_b, matrix, vertices, nb, minimum=closed is not None)
+        sink.written(vertices_host)
+        return
     extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
     width = column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
     first = int(vertices_host.min()) if pairs and c else 0
@@ -439,6 +453,13 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         if paths is not None:
             paths.writer.put(vertices_host, start, block_p, timer)
         del block, block_p
+
+
+def _direct_result(sink, dtype, xp):
+    """The device result a component's rows can be made in where they lie (:meth:`DeviceSink.direct`):
+    a CuPy run whose dtype is the result's, the sink the result itself (no sources or 16-bit rows between)."""
+    take = getattr(sink, "direct", None)
+    return take(dtype) if take is not None and xp is not np else None
 
 
 def _rows_without_matrix(block, boundary_block, vertices_host, start: int, *, xp, fill=np.inf, own=0) -> None:

@@ -474,7 +474,8 @@ class DeviceSink(NullSink):
     copy (the executor hands them over with the device consumers such as
     ``--stats``): nothing goes to the host.  Blocks of another float dtype are
     converted on the device (a float32 run widened to a float64 result).
-    ``rows_written`` (host, bool) tells which rows are filled.  The array is
+    ``rows_written`` (host, bool) tells which rows are filled.  A run in the result's dtype makes
+    a component's rows where they lie instead (:meth:`direct`, :meth:`written`).  The array is
     allocated in the background (:class:`DeviceAllocation`; ``allocation``:
     one already started for this shape and dtype) and waited for at the first
     block.
@@ -492,6 +493,14 @@ class DeviceSink(NullSink):
     @property
     def result(self):
         return self._allocation.array()
+
+    def direct(self, dtype):
+        """The result itself, for rows made where they lie (the run's ``dtype`` is the result's), else None."""
+        return self.result if self._allocation.dtype == np.dtype(dtype) else None
+
+    def written(self, vertices) -> None:
+        """Rows made in :meth:`direct`'s array."""
+        self.rows_written[np.asarray(vertices)] = True
 
     def write(self, vertices, column_start, block) -> None:
         vertices = np.asarray(vertices)

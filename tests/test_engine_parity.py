@@ -369,3 +369,29 @@ def test_device_output_started_while_the_plan_is_made(graphs, cupy):
         sink_module.DeviceAllocation = original
     np.testing.assert_array_equal(got.get(), want)
     np.testing.assert_array_equal(again.get(), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", ["frontier", "boundary-graph"])
+@pytest.mark.parametrize("name", ["directed-200", "undirected-real", "isolated"])
+def test_device_result_rows_made_where_they_lie(graphs, cupy, method, name):
+    """A float32 run into a float32 device result makes each component's rows in the result itself (no
+    row block, no write stage): the same numbers as the host path, by both boundary-row methods."""
+    from fastapsp.sink import DeviceSink
+
+    graph, path, want, integer = graphs[name]
+    made = []
+    original = DeviceSink.direct
+
+    def direct(self, dtype):
+        made.append(dtype)
+        return original(self, dtype)
+
+    DeviceSink.direct = direct
+    try:
+        got = fastapsp.solve(graph, k=5, backend="cupy", output="device", sssp_method=method, dtype="float32")
+    finally:
+        DeviceSink.direct = original
+    assert made and got.dtype == np.float32
+    on_host = fastapsp.solve(graph, k=5, backend="numpy", sssp_method=method, dtype="float32")
+    np.testing.assert_array_equal(got.get(), on_host)

@@ -270,3 +270,40 @@ def test_boundary_sssp_in_small_batches(unit, batch):
     ref = boundary_sssp(g.indptr, g.indices, g.weights, sources, unit_weights=unit)
     got = boundary_sssp(*_device_csr(g), cp.asarray(sources), unit_weights=unit, batch=batch)
     np.testing.assert_array_equal(got.get(), ref)
+
+
+@pytest.mark.parametrize("k", [5, 20, 40, 70])
+@pytest.mark.parametrize("kernel", ["auto", "float32", "general", "packed"])
+@pytest.mark.parametrize("width", [1001, 1004])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_min_plus_into_scattered_rows(k, kernel, width, accumulate):
+    """out_rows: every kernel (small K float32 and 16-bit, the general and packed ones) writes row i of the
+    product to row out_rows[i] of a wider array, whose rows are 16-byte aligned (1004 columns) or not (1001),
+    and leaves every other row alone; an operand past the 16-bit range makes the packed tiles fall back."""
+    from fastapsp.stages._cuda import min_plus_cuda
+
+    rng = np.random.default_rng(k * 11 + width)
+    m = 150
+    a, b = _operand(rng, (m, k), np.float32), _operand(rng, (k, width), np.float32)
+    b[0, 3] = 40000.0  # past U16_LIMIT: the tiles that read it compute in float32
+    rows = rng.permutation(3 * m)[:m]
+    result = _operand(rng, (3 * m, width), np.float32)
+    ref = result.copy()
+    ref[rows] = min_plus(a, b, out=ref[rows].copy(), accumulate=accumulate)
+    got = cp.asarray(result)
+    options = {"auto": {"integer": True}, "float32": {}, "general": {"smallk": False},
+               "packed": {"integer": True, "packed": "always"}}[kernel]
+    min_plus_cuda(cp.asarray(a), cp.asarray(b), got, accumulate, out_rows=cp.asarray(rows), **options)
+    np.testing.assert_array_equal(got.get(), ref)
+
+
+def test_min_plus_into_scattered_rows_host_and_checks():
+    """The NumPy path of out_rows is the reference: the product scattered; shapes are checked."""
+    rng = np.random.default_rng(3)
+    a, b = _operand(rng, (4, 3), np.float64), _operand(rng, (3, 6), np.float64)
+    out = np.full((9, 6), 7.0)
+    min_plus(a, b, out=out, out_rows=np.array([8, 0, 5, 2]))
+    np.testing.assert_array_equal(out[[8, 0, 5, 2]], min_plus(a, b))
+    assert np.all(out[[1, 3, 4, 6, 7]] == 7.0)
+    with pytest.raises(ValueError, match="out_rows"):
+        min_plus(a, b, out=out, out_rows=np.array([0, 1]))

@@ -484,3 +484,40 @@ def test_assemble_row_block_errors(xp):
         assemble_row_block(xp.zeros((2, 3)), rows, xp.zeros((2, 2)), vertices, 1, column_start=3)
     with pytest.raises(ValueError, match="vertices"):
         assemble_row_block(xp.zeros((2, 5)), rows, xp.zeros((2, 2)), xp.asarray([0, 3, 4]), 1)
+
+
+def test_min_plus_into_scattered_rows():
+    """out_rows: row i of the product lands in row out_rows[i]; the other rows stay; accumulate keeps the minimum."""
+    rng = np.random.default_rng(21)
+    a = rng.integers(0, 9, (4, 3)).astype(float)
+    b = rng.integers(0, 9, (3, 5)).astype(float)
+    rows = np.array([6, 1, 3, 0])
+    out = np.full((7, 5), 4.0)
+    min_plus(a, b, out=out, out_rows=rows, accumulate=True)
+    np.testing.assert_array_equal(out[rows], np.minimum(4.0, min_plus(a, b)))
+    np.testing.assert_array_equal(out[[2, 4, 5]], np.full((3, 5), 4.0))
+    fresh = np.zeros((7, 5))
+    min_plus(a, b, out=fresh, out_rows=rows)
+    np.testing.assert_array_equal(fresh[rows], min_plus(a, b))
+    with pytest.raises(ValueError, match="out_rows"):
+        min_plus(a, b, out=np.zeros((7, 4)), out_rows=rows)
+
+
+@pytest.mark.parametrize("minimum", [False, True])
+def test_assemble_in_result_equals_the_row_block(minimum):
+    """A component's rows completed where they lie in a whole result equal the row block assembled and scattered."""
+    from fastapsp.stages.assemble import assemble_in_result
+
+    rng = np.random.default_rng(5)
+    n, vertices, nb = 9, np.array([7, 2, 4, 0]), 2
+    boundary_rows = rng.integers(0, 9, (nb, n)).astype(float)
+    matrix = rng.integers(0, 9, (4, 4)).astype(float)
+    through = rng.integers(0, 9, (2, n)).astype(float)  # the interior rows through the boundary
+    block = np.vstack([np.zeros((nb, n)), through])
+    assemble_row_block(block, boundary_rows, matrix, vertices, nb, minimum=minimum)
+    result = np.full((n, n), -1.0)
+    result[vertices[nb:]] = through
+    assemble_in_result(result, boundary_rows, matrix, vertices, nb, minimum=minimum)
+    np.testing.assert_array_equal(result[vertices], block)
+    others = np.setdiff1d(np.arange(n), vertices)
+    assert np.all(result[others] == -1.0)

@@ -4,11 +4,14 @@
 // moves M[n_boundary + r, j] to block[n_boundary + r, vertices[j] - start] when
 // vertices[j] lies in the block's columns [start, start + width); with take_min it keeps
 // the smaller of the two (boundary-graph method: M holds paths inside the component only).
+// rowoff (may be null): row a of the block lies at block + rowoff[a] (the component's rows of a
+// result kept whole on the device, fastapsp/stages/assemble.py's assemble_in_result).
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
 assemble_interior(const REAL* M, int c, int n_boundary, const long long* vertices,
-                  long long start, long long width, REAL* block, long long ld, int take_min)
+                  long long start, long long width, REAL* block, long long ld, int take_min,
+                  const long long* rowoff)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= c) return;
@@ -16,6 +19,6 @@ assemble_interior(const REAL* M, int c, int n_boundary, const long long* vertice
     if (col < 0 || col >= width) return;
     const long long a = n_boundary + (long long)blockIdx.y;
     const REAL v = M[a * c + j];
-    REAL* out = block + a * ld + col;
+    REAL* out = block + (rowoff ? rowoff[a] : a * ld) + col;
     if (!take_min || v < *out) *out = v;
 }

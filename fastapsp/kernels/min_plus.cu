@@ -1,7 +1,8 @@
 // Min-plus product C = min(C, A (x) B) (or C = A (x) B) of row-major operands
 // with arbitrary leading dimensions, so views (rows of a row block, column
 // slices) need no copy.  Grid: (ceil(M / 64), column tiles), 256 threads a block,
-// one 64 x 64 output tile a block, 4 x 4 outputs a thread (minplus_tile.cuh).
+// one 64 x 64 output tile a block, 4 x 4 outputs a thread (minplus_tile.cuh).  crow (may be null):
+// row r of C at C + crow[r] (rows scattered over a device result, minplus_tile.cuh's row_offset).
 // Row tiles vary fastest, so the blocks running together share a column slice
 // of B in the L2 cache: B is read from memory about once, not once per row tile
 // (that matters when K is small and the product is bound by memory).
@@ -10,14 +11,15 @@
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS)
 min_plus(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C, long long ldc,
-         int M, int N, int K, int accumulate)
+         int M, int N, int K, int accumulate, const long long* crow)
 {
     __shared__ __align__(16) MinPlusSmem sm;
     const long long r0 = (long long)blockIdx.x * MP_TILE, c0 = (long long)blockIdx.y * MP_TILE;
     const int rows = min((long long)MP_TILE, M - r0), cols = min((long long)MP_TILE, N - c0);
-    REAL* tile = C + r0 * ldc + c0;
+    REAL* tile = tile_origin(C, ldc, crow, r0, c0);
+    const long long* trow = tile_rows(crow, r0);
     REAL acc[4][4];
-    tile_load(acc, tile, ldc, rows, cols, accumulate != 0);
+    tile_load(acc, tile, ldc, rows, cols, accumulate != 0, trow);
     minplus_tile(acc, A + r0 * lda, lda, B + c0, ldb, rows, cols, K, sm);
-    tile_store(acc, tile, ldc, rows, cols);
+    tile_store(acc, tile, ldc, rows, cols, trow);
 }

@@ -23,10 +23,10 @@
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS, SK_MIN_BLOCKS)
 min_plus_smallk(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C, long long ldc,
-                int M, int N, int K, int accumulate)
+                int M, int N, int K, int accumulate, const long long* crow)
 {
     __shared__ __align__(16) SmallKSmem sm;
     static_assert(sizeof(SmallKSmem) <= 48 * 1024, "static shared memory");
     smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, (long long)blockIdx.x * MP_TILE,
-                   (long long)blockIdx.y * SK_CT * MP_TILE, SK_CT, sm);
+                   (long long)blockIdx.y * SK_CT * MP_TILE, SK_CT, sm, crow);
 }

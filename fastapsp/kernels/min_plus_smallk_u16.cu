@@ -58,7 +58,7 @@ __device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], cons
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS, SKU_MIN_BLOCKS)
 min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb, float* C, long long ldc,
-                    int M, int N, int K, int accumulate, unsigned int* fallbacks)
+                    int M, int N, int K, int accumulate, unsigned int* fallbacks, const long long* crow)
 {
     __shared__ __align__(16) SmallKShared sm;
     static_assert(sizeof(SmallKShared) <= 48 * 1024, "static shared memory");
@@ -104,13 +104,13 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
             const long long last = min(first + SKU_CT * SKU_COLS, (long long)N);
 #if SKU_MAXK > 32
             if (K > SK_MAXK) {  // 64 x 64 tiles (smallk_columns holds K <= 32)
-                float_tiles(A + r0 * lda, lda, B + c0, ldb, C + r0 * ldc + c0, ldc, rows, last - c0, K, accumulate,
-                            sm.t);
+                float_tiles(A + r0 * lda, lda, B + c0, ldb, tile_origin(C, ldc, crow, r0, c0), ldc, rows, last - c0,
+                            K, accumulate, sm.t, tile_rows(crow, r0));
                 return;
             }
 #endif
             const int tiles = (int)((last - c0 + MP_TILE - 1) / MP_TILE);
-            smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0, tiles, sm.f);
+            smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0, tiles, sm.f, crow);
             return;
         }
         if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch(c0 + SKU_COLS);
@@ -120,6 +120,7 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
         by_k4(K4, [&](auto steps) { smallk_sweep_u16<decltype(steps)::value>(acc, sm.u, buf, tx, ty); });
-        store_tile_u16(acc, C + r0 * ldc + c0, ldc, rows, (int)min((long long)SKU_COLS, N - c0), accumulate);
+        store_tile_u16(acc, tile_origin(C, ldc, crow, r0, c0), ldc, rows, (int)min((long long)SKU_COLS, N - c0),
+                       accumulate, tile_rows(crow, r0));
     }
 }

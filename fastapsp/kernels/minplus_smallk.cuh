@@ -63,11 +63,13 @@ __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem
 }
 
 // Rows r0 .. r0 + 63 of C (fewer at the end), `tiles` column tiles of 64 from column `first` on
-// (fewer at the end of N): C = [min(C,)] A (x) B.  Every thread of the block calls it; it
+// (fewer at the end of N): C = [min(C,)] A (x) B (crow: rows of C scattered, minplus_tile.cuh's
+// row_offset).  Every thread of the block calls it; it
 // overwrites all of `sm`, so a caller that used it before must have passed a barrier since.
 __device__ __forceinline__ void smallk_columns(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C,
                                                long long ldc, int M, int N, int K, int accumulate, long long r0,
-                                               long long first, int tiles, SmallKSmem& sm)
+                                               long long first, int tiles, SmallKSmem& sm,
+                                               const long long* crow = nullptr)
 {
     const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
     const int b_col = t & 63, b_row = t >> 6;  // this thread fetches B rows b_row + 4p, column b_col
@@ -102,10 +104,11 @@ __device__ __forceinline__ void smallk_columns(const REAL* A, long long lda, con
         __syncthreads();
         if (tile + 1 < tiles && c0 + MP_TILE < N) fetch(c0 + MP_TILE);
         const int cols = (int)min((long long)MP_TILE, N - c0);
-        REAL* tile_c = C + r0 * ldc + c0;
+        REAL* tile_c = tile_origin(C, ldc, crow, r0, c0);
+        const long long* trow = tile_rows(crow, r0);
         REAL acc[4][4];
-        tile_load(acc, tile_c, ldc, rows, cols, accumulate != 0);
+        tile_load(acc, tile_c, ldc, rows, cols, accumulate != 0, trow);
         by_k4(K4, [&](auto steps) { smallk_sweep<decltype(steps)::value>(acc, sm, buf, tx, ty); });
-        tile_store(acc, tile_c, ldc, rows, cols);
+        tile_store(acc, tile_c, ldc, rows, cols, trow);
     }
 }

@@ -65,9 +65,28 @@ __device__ __forceinline__ void store4(double* p, const double (&v)[4])
     reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
 }
 
-// acc <- C[0:rows, 0:cols] of the tile at C (or +inf when !from_c).
+// Output rows.  Row r of a tile at C lies at C + r * ldc, or, where the rows are scattered over a
+// larger array (a component's rows of a result kept on the device, fastapsp/sink.py), at
+// C + crow[r]: element offsets, each a multiple of ldc (so aligned16(C, ldc) holds for every row).
+__device__ __forceinline__ long long row_offset(const long long* crow, int r, long long ldc)
+{
+    return crow ? crow[r] : (long long)r * ldc;
+}
+
+// The output tile of rows r0.. and columns c0..: its origin, and its row map (crow advanced to r0).
+template <typename T>
+__device__ __forceinline__ T* tile_origin(T* C, long long ldc, const long long* crow, long long r0, long long c0)
+{
+    return crow ? C + c0 : C + r0 * ldc + c0;
+}
+__device__ __forceinline__ const long long* tile_rows(const long long* crow, long long r0)
+{
+    return crow ? crow + r0 : nullptr;
+}
+
+// acc <- C[0:rows, 0:cols] of the tile at C (or +inf when !from_c); crow: see row_offset.
 __device__ __forceinline__ void tile_load(REAL (&acc)[4][4], const REAL* C, long long ldc, int rows, int cols,
-                                          bool from_c)
+                                          bool from_c, const long long* crow = nullptr)
 {
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
 #pragma unroll
@@ -76,13 +95,14 @@ __device__ __forceinline__ void tile_load(REAL (&acc)[4][4], const REAL* C, long
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const int c = 4 * tx + j;
-            acc[i][j] = (from_c && r < rows && c < cols) ? C[(long long)r * ldc + c] : INF_R;
+            acc[i][j] = (from_c && r < rows && c < cols) ? C[row_offset(crow, r, ldc) + c] : INF_R;
         }
     }
 }
 
-// C[0:rows, 0:cols] of the tile at C <- acc.
-__device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, long long ldc, int rows, int cols)
+// C[0:rows, 0:cols] of the tile at C <- acc; crow: see row_offset.
+__device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, long long ldc, int rows, int cols,
+                                           const long long* crow = nullptr)
 {
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
     const bool vec = aligned16(C, ldc) && 4 * tx + 4 <= cols;
@@ -90,7 +110,7 @@ __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, lon
     for (int i = 0; i < 4; ++i) {
         const int r = 4 * ty + i;
         if (r >= rows) break;
-        REAL* row = C + (long long)r * ldc + 4 * tx;
+        REAL* row = C + row_offset(crow, r, ldc) + 4 * tx;
         if (vec) {
             store4(row, acc[i]);
         } else {

@@ -70,14 +70,14 @@ __device__ __forceinline__ void u16_step(unsigned int (&acc)[4][4], const unsign
 // 16-bit product computes instead where an operand does not fit.  Every thread of the block calls it.
 __device__ __forceinline__ void float_tiles(const float* At, long long lda, const float* Bt, long long ldb, float* Ct,
                                             long long ldc, int rows, long long cols, int K, int accumulate,
-                                            MinPlusSmem& sm)
+                                            MinPlusSmem& sm, const long long* crow = nullptr)
 {
     for (long long c0 = 0; c0 < cols; c0 += MP_TILE) {
         const int tc = (int)min((long long)MP_TILE, cols - c0);
         float facc[4][4];
-        tile_load(facc, Ct + c0, ldc, rows, tc, accumulate != 0);
+        tile_load(facc, Ct + c0, ldc, rows, tc, accumulate != 0, crow);
         minplus_tile(facc, At, lda, Bt + c0, ldb, rows, tc, K, sm);  // starts with a barrier
-        tile_store(facc, Ct + c0, ldc, rows, tc);
+        tile_store(facc, Ct + c0, ldc, rows, tc, crow);
     }
 }
 
@@ -85,7 +85,7 @@ __device__ __forceinline__ void float_tiles(const float* At, long long lda, cons
 // columns 8 tx .. 8 tx + 7 as 4 x 4 pairs.  Without accumulate, full aligned rows go out as two
 // float4 stores (evict-first with MP_STREAM_STORE).
 __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], float* Ct, long long ldc, int rows,
-                                               int cols, int accumulate)
+                                               int cols, int accumulate, const long long* crow = nullptr)
 {
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
     const bool vec = !accumulate && aligned16(Ct, ldc) && 8 * tx + 8 <= cols;
@@ -93,7 +93,7 @@ __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], 
     for (int i = 0; i < 4; ++i) {
         const int r = 4 * ty + i;
         if (r >= rows) break;
-        float* row = Ct + (long long)r * ldc + 8 * tx;
+        float* row = Ct + row_offset(crow, r, ldc) + 8 * tx;
         float v[8];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -118,11 +118,12 @@ __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], 
 
 // Ct[0:rows, 0:cols] <- [min(Ct,)] At (x) Bt for one 64 x 128 tile: At points at
 // row 0 of the tile's rows (rows x K, leading dimension lda), Bt at column 0 of
-// its columns (K x cols, ldb).  Every thread of the block must call this.
+// its columns (K x cols, ldb); crow: rows of Ct scattered (minplus_tile.cuh's row_offset).  Every
+// thread of the block must call this.
 __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda, const float* Bt, long long ldb,
                                                  float* Ct, long long ldc, int rows, int cols, int K,
                                                  int accumulate, MinPlusU16Shared& sm,
-                                                 unsigned int* fallbacks = nullptr)
+                                                 unsigned int* fallbacks = nullptr, const long long* crow = nullptr)
 {
     const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
     const int a_col = t & 15, a_row = t >> 4;   // fetches A rows a_row + 16p, column a_col
@@ -173,8 +174,8 @@ __device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda,
 
     if (fallback) {  // the whole tile in float32, as two 64-column tiles
         if (fallbacks != nullptr && threadIdx.x == 0) atomicAdd(fallbacks, 1u);
-        float_tiles(At, lda, Bt, ldb, Ct, ldc, rows, cols, K, accumulate, sm.f);
+        float_tiles(At, lda, Bt, ldb, Ct, ldc, rows, cols, K, accumulate, sm.f, crow);
         return;
     }
-    store_tile_u16(acc, Ct, ldc, rows, cols, accumulate);
+    store_tile_u16(acc, Ct, ldc, rows, cols, accumulate, crow);
 }

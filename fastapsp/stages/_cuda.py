@@ -89,7 +89,7 @@ def _rows(x, dtype):
 
 # ---------------------------------------------------------------- min-plus
 def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="auto", smallk=True,
-                  count_fallbacks=False):
+                  count_fallbacks=False, out_rows=None):
     """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``.
 
     ``integer``: the operands hold whole numbers (integer weights), so float32
@@ -102,7 +102,9 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     ``min_plus.cu`` where a small-K kernel would run.  ``count_fallbacks``
     prints how many tiles of a 16-bit kernel fell back to float32 (one sync a
     call).  ``options``: extra compiler options of the kernel
-    (``-DMP_CUT_TAIL=0|1``, ``-DU16_SPLIT``).
+    (``-DMP_CUT_TAIL=0|1``, ``-DU16_SPLIT``).  ``out_rows`` (int64 on the device): row i of
+    the product goes to row ``out_rows[i]`` of ``out`` (a component's rows of a result kept on
+    the device), each written where it lies, with no block in between.
     """
     if packed not in ("auto", "never", "always"):
         raise ValueError(f"packed: {packed!r} is not 'auto', 'never' or 'always'")
@@ -112,12 +114,22 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
         return out
     if k == 0:
         if not accumulate:
-            out.fill(np.inf)
+            if out_rows is None:
+                out.fill(np.inf)
+            else:
+                out[out_rows] = np.inf
         return out
     dtype = _real(out.dtype)
     a_, lda = _rows(a, dtype)
     b_, ldb = _rows(b, dtype)
     c_, ldc = _rows(out, dtype)
+    crow = np.uint64(0)  # a null row map: the rows of out in order
+    if out_rows is not None:
+        import cupy as cp
+
+        if c_ is not out:
+            raise ValueError("min_plus: out_rows needs an out whose rows are contiguous in memory")
+        crow = cp.ascontiguousarray(out_rows, dtype=cp.int64) * ldc  # element offsets of the rows
     # Packed from K = 64 on: below that the packed product is slower than float32 (the measurements
     # behind every threshold here are in docs/kernels.md).
     can_pack = bool(integer) and dtype == np.float32 and packed != "never"
@@ -154,7 +166,8 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
         c1 = min(n, c0 + cols_per_launch)
         grid = (-(-m // _TILE), -(-(c1 - c0) // width))
         kernel(grid, (_THREADS,), (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1], np.int64(ldc),
-                                   np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate))) + extra)
+                                   np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate)))
+               + extra + (crow,))
     if counter is not None:
         tiles = -(-m // _TILE) * -(-n // width)  # blocks of 64 rows and `width` columns
         fell = int(counter.get()[0])
@@ -325,8 +338,35 @@ def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, 
     kernel = get_kernel("assemble.cu", "assemble_interior", block.dtype)
     kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
            (matrix, np.int32(c), np.int32(n_boundary), cp.ascontiguousarray(vertices, dtype=cp.int64),
-            np.int64(column_start), np.int64(width), block, np.int64(ld), np.int32(bool(minimum))))
+            np.int64(column_start), np.int64(width), block, np.int64(ld), np.int32(bool(minimum)), np.uint64(0)))
     return block
+
+
+def assemble_in_result_cuda(result, boundary_rows, matrix, vertices, n_boundary, minimum=False):
+    """:func:`assemble_row_block_cuda` for a component's rows where they lie in a whole result:
+    the boundary rows by one scatter, the interior rows' own columns by ``assemble.cu`` through
+    the rows' offsets."""
+    import cupy as cp
+
+    c = matrix.shape[0]
+    n = result.shape[1]
+    vertices = cp.ascontiguousarray(vertices, dtype=cp.int64)
+    if n_boundary:
+        result[vertices[:n_boundary]] = boundary_rows
+    interior = c - n_boundary
+    if interior == 0:
+        return result
+    if not (result.flags.c_contiguous and matrix.flags.c_contiguous and matrix.dtype == result.dtype
+            and interior <= _MAX_GRID_Y):
+        rows, cols = vertices[n_boundary:, None], vertices[None, :]
+        values = matrix[n_boundary:]
+        result[rows, cols] = cp.minimum(result[rows, cols], values) if minimum else values
+        return result
+    kernel = get_kernel("assemble.cu", "assemble_interior", result.dtype)
+    kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
+           (matrix, np.int32(c), np.int32(n_boundary), vertices, np.int64(0), np.int64(n), result, np.int64(n),
+            np.int32(bool(minimum)), vertices * n))
+    return result
 
 
 # ------------------------------------------------------------ boundary SSSP

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..backend import array_module
 
-__all__ = ["assemble_row_block"]
+__all__ = ["assemble_row_block", "assemble_in_result"]
 
 
 def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, *, column_start: int = 0,
@@ -74,3 +74,41 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
         values = np.minimum(block[n_boundary:, cols], values)
     block[n_boundary:, cols] = values
     return block
+
+
+def assemble_in_result(result, boundary_rows, matrix, vertices, n_boundary: int, *, minimum: bool = False):
+    """:func:`assemble_row_block` for a component whose rows lie where they belong in a whole result.
+
+    ``result`` has shape (n, n); the component's rows are ``result[vertices]``,
+    their interior rows already holding the product through the boundary
+    (:func:`~fastapsp.stages.min_plus.min_plus` with ``out_rows``).  The
+    boundary rows are copied in, and the interior rows' own columns take the
+    component's distances (the smaller of the two with ``minimum``), as
+    :func:`assemble_row_block` does for a row block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> result = np.full((3, 3), np.inf)
+    >>> assemble_in_result(result, np.array([[0.0, 1.0, 2.0]]), np.array([[0.0, 1.0], [1.0, 0.0]]),
+    ...                    np.array([1, 2]), 1, minimum=True)[1:].tolist()
+    [[0.0, 1.0, 2.0], [inf, 1.0, 0.0]]
+    """
+    xp = array_module(result, boundary_rows, matrix)
+    c = matrix.shape[0]
+    if result.ndim != 2 or result.shape[0] != result.shape[1]:
+        raise ValueError(f"result: expected a square array, found shape {result.shape}")
+    if boundary_rows.shape != (n_boundary, result.shape[1]):
+        raise ValueError(f"boundary_rows {boundary_rows.shape} does not fit {n_boundary} rows of {result.shape[1]}")
+    vertices = xp.asarray(vertices)
+    if vertices.shape != (c,):
+        raise ValueError(f"vertices: expected {c} ids, found shape {vertices.shape}")
+    if xp is not np:
+        from ._cuda import assemble_in_result_cuda
+
+        return assemble_in_result_cuda(result, boundary_rows, matrix, vertices, n_boundary, minimum)
+    result[vertices[:n_boundary]] = boundary_rows
+    rows, cols = vertices[n_boundary:, None], vertices[None, :]
+    values = matrix[n_boundary:]
+    result[rows, cols] = np.minimum(result[rows, cols], values) if minimum else values
+    return result

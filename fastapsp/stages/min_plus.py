@@ -65,7 +65,7 @@ class Packing:
         return self.answer
 
 
-def min_plus(a, b, *, out=None, accumulate: bool = False, integer: bool = False):
+def min_plus(a, b, *, out=None, accumulate: bool = False, integer: bool = False, out_rows=None):
     """Min-plus product ``out[i, j] = min_t a[i, t] + b[t, j]``.
 
     Parameters
@@ -83,6 +83,10 @@ def min_plus(a, b, *, out=None, accumulate: bool = False, integer: bool = False)
         GPU, float32 products then run in packed 16-bit arithmetic wherever the
         operands fit in it (finite values up to 16,383), and in float32 where
         they do not; the result is the same.  The host path ignores it.
+    out_rows : ndarray of int, shape (r,), optional
+        Row ``i`` of the product goes to row ``out_rows[i]`` of ``out`` (then of shape (any, c)):
+        a component's rows of a result kept whole, written where they lie (on the GPU with no
+        block in between).
 
     Returns
     -------
@@ -99,6 +103,19 @@ def min_plus(a, b, *, out=None, accumulate: bool = False, integer: bool = False)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"min_plus: operands of shapes {a.shape} and {b.shape} do not chain")
     shape = (a.shape[0], b.shape[1])
+    if out_rows is not None:
+        if out is None or out.ndim != 2 or out.shape[1] != shape[1] or len(out_rows) != shape[0]:
+            raise ValueError(f"out_rows: {len(out_rows)} rows of an out of shape "
+                             f"{None if out is None else out.shape} for a product of shape {shape}")
+        if xp is not np:
+            from ._cuda import min_plus_cuda
+
+            return min_plus_cuda(a, b, out, accumulate, integer, out_rows=out_rows)
+        rows = np.asarray(out_rows)
+        product = out[rows] if accumulate else np.full(shape, np.inf, dtype=out.dtype)
+        _host_accumulate(product, a, b)
+        out[rows] = product
+        return out
     if out is None:
         if accumulate:
             raise ValueError("min_plus: accumulate=True needs out")
