@@ -380,18 +380,23 @@ def test_device_result_rows_made_where_they_lie(graphs, cupy, method, name):
     from fastapsp.sink import DeviceSink
 
     graph, path, want, integer = graphs[name]
-    made = []
+    taken = []
     original = DeviceSink.direct
 
     def direct(self, dtype):
-        made.append(dtype)
-        return original(self, dtype)
+        array = original(self, dtype)
+        taken.append(array is not None)
+        return array
 
     DeviceSink.direct = direct
     try:
         got = fastapsp.solve(graph, k=5, backend="cupy", output="device", sssp_method=method, dtype="float32")
     finally:
         DeviceSink.direct = original
-    assert made and got.dtype == np.float32
+    # Rows on 16-byte boundaries (n a multiple of 4) are made in place; the others go through a row block.
+    assert taken and all(taken) == (graph.n % 4 == 0) and got.dtype == np.float32
     on_host = fastapsp.solve(graph, k=5, backend="numpy", sssp_method=method, dtype="float32")
-    np.testing.assert_array_equal(got.get(), on_host)
+    if integer:
+        np.testing.assert_array_equal(got.get(), on_host)
+    else:  # real weights: float32 sums on another device, same infs
+        np.testing.assert_allclose(got.get(), on_host, rtol=2e-6, atol=0)
