@@ -495,17 +495,8 @@ class DeviceSink(NullSink):
         return self._allocation.array()
 
     def direct(self, dtype):
-        """The result itself, for rows made where they lie, else None.
-
-        Only where the run's ``dtype`` is the result's and every row starts on a
-        16-byte boundary (n a multiple of 4 in float32): the min-plus kernels
-        store rows as 16-byte vectors, and into rows off that boundary their
-        element-wise stores made the product of luxembourg_osm (n = 114,599)
-        2.8 times slower, as slow as a row block and its copy together.
-        """
-        allocation = self._allocation
-        aligned = allocation.shape[1] * allocation.dtype.itemsize % 16 == 0
-        return self.result if aligned and allocation.dtype == np.dtype(dtype) else None
+        """The result itself, for rows made where they lie (the run's ``dtype`` is the result's), else None."""
+        return self.result if self._allocation.dtype == np.dtype(dtype) else None
 
     def written(self, vertices) -> None:
         """Rows made in :meth:`direct`'s array."""

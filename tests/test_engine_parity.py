@@ -393,8 +393,7 @@ def test_device_result_rows_made_where_they_lie(graphs, cupy, method, name):
         got = fastapsp.solve(graph, k=5, backend="cupy", output="device", sssp_method=method, dtype="float32")
     finally:
         DeviceSink.direct = original
-    # Rows on 16-byte boundaries (n a multiple of 4) are made in place; the others go through a row block.
-    assert taken and all(taken) == (graph.n % 4 == 0) and got.dtype == np.float32
+    assert taken and all(taken) and got.dtype == np.float32
     on_host = fastapsp.solve(graph, k=5, backend="numpy", sssp_method=method, dtype="float32")
     if integer:
         np.testing.assert_array_equal(got.get(), on_host)
