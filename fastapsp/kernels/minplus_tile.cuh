@@ -65,24 +65,35 @@ __device__ __forceinline__ void store4(double* p, const double (&v)[4])
     reinterpret_cast<double2*>(p)[1] = make_double2(v[2], v[3]);
 }
 
-// Output rows.  Row r of a tile at C lies at C + r * ldc, or, where the rows are scattered over a
-// larger array (a component's rows of a result kept on the device, fastapsp/sink.py), at
-// C + crow[r]: element offsets, each a multiple of ldc (so aligned16(C, ldc) holds for every row).
+// Output rows.  Row r of a tile at C lies at C + r * ldc.  Built with MP_ROW_MAP, the rows may
+// instead be scattered over a larger array (a component's rows of a result kept on the device,
+// fastapsp/sink.py): row r at C + crow[r], element offsets, each a multiple of ldc (so
+// aligned16(C, ldc) holds for every row); a null crow keeps the rows in order.  Without it crow is
+// ignored: the map cost min_plus_u16 28 registers (80 to 108) and the products of the Delaunay
+// and grid graphs 13-18% (docs/kernels.md), so only the launches that need it pay for it.
+#ifdef MP_ROW_MAP
 __device__ __forceinline__ long long row_offset(const long long* crow, int r, long long ldc)
 {
     return crow ? crow[r] : (long long)r * ldc;
 }
-
-// The output tile of rows r0.. and columns c0..: its origin, and its row map (crow advanced to r0).
 template <typename T>
 __device__ __forceinline__ T* tile_origin(T* C, long long ldc, const long long* crow, long long r0, long long c0)
 {
-    return crow ? C + c0 : C + r0 * ldc + c0;
+    return crow ? C + c0 : C + r0 * ldc + c0;  // the tile of rows r0.. and columns c0..
 }
 __device__ __forceinline__ const long long* tile_rows(const long long* crow, long long r0)
 {
-    return crow ? crow + r0 : nullptr;
+    return crow ? crow + r0 : nullptr;  // the tile's row map
 }
+#else
+__device__ __forceinline__ long long row_offset(const long long*, int r, long long ldc) { return (long long)r * ldc; }
+template <typename T>
+__device__ __forceinline__ T* tile_origin(T* C, long long ldc, const long long*, long long r0, long long c0)
+{
+    return C + r0 * ldc + c0;
+}
+__device__ __forceinline__ const long long* tile_rows(const long long*, long long) { return nullptr; }
+#endif
 
 // acc <- C[0:rows, 0:cols] of the tile at C (or +inf when !from_c); crow: see row_offset.
 __device__ __forceinline__ void tile_load(REAL (&acc)[4][4], const REAL* C, long long ldc, int rows, int cols,

@@ -47,6 +47,7 @@ _SSSP_DIRECTION = "push"
 _SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its block queue)
 _CUT_TAIL = ("-DMP_CUT_TAIL=1",)  # min_plus.cu sweeps the partial last chunk of K only as far as K
 _SMALLK_U16_WIDE = ("-DSKU_MAXK=48",)  # min_plus_smallk_u16.cu for K from 33 to 48
+_ROW_MAP = ("-DMP_ROW_MAP",)  # the min-plus kernels that write rows scattered over a device result
 _COOPERATIVE = ("-DFASTAPSP_COOPERATIVE",)  # sssp.cu's persistent kernels (all levels in one launch)
 
 
@@ -65,6 +66,9 @@ def kernel_variants() -> list[tuple]:
     out += [("min_plus_u16.cu", "min_plus_u16", "float32"),
             ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32"),
             ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _SMALLK_U16_WIDE)]
+    # The same products into the rows of a float32 result kept on the device (min_plus_cuda's out_rows).
+    out += [(v[0], v[1], "float32", "int32", (v[4] if len(v) > 4 else ()) + _ROW_MAP)
+            for v in out if v[0].startswith("min_plus") and v[2] == "float32"]
     return out
 
 
@@ -124,6 +128,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     b_, ldb = _rows(b, dtype)
     c_, ldc = _rows(out, dtype)
     crow = np.uint64(0)  # a null row map: the rows of out in order
+    options = tuple(options)
     if out_rows is not None:
         import cupy as cp
 
@@ -139,13 +144,14 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     # numbers its packed 16-bit form min_plus_smallk_u16.cu from K = 9 to 48 (slower at K = 8).
     smallk_u16 = not wide_u16 and can_pack and smallk and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
     smallk_f = not wide_u16 and not smallk_u16 and smallk and k <= _SMALLK_MAX_K[dtype]
-    options = tuple(options)
     if not (wide_u16 or smallk_f or smallk_u16) and not any(o.startswith("-DMP_CUT_TAIL") for o in options) \
             and _cut_tail(k):
         options += _CUT_TAIL
+    if smallk_u16 and k > 32:  # shared memory and registers for K up to 48 (that build is slower at K <= 32)
+        options += _SMALLK_U16_WIDE
+    if out_rows is not None:  # the kernels built to follow the row map (the others ignore it)
+        options += _ROW_MAP
     if smallk_u16:
-        if k > 32:  # shared memory and registers for K up to 48 (that build is slower at K <= 32)
-            options += _SMALLK_U16_WIDE
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
         width = _SMALLK_COLS
     elif wide_u16:
