@@ -16,7 +16,8 @@ import numpy as np
 
 from .graph import arc_positions, distinct
 
-__all__ = ["RATES", "predict", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k", "SSSP_METHODS",
+__all__ = ["RATES", "predict", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
+           "least_regret_k", "KNOWN_LAWS", "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS",
            "SHARE_RATE", "close_everywhere"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
@@ -240,14 +241,24 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
     ``sizes`` are then considered too.  Returns ``(k, predicted)`` with
     ``predicted`` the seconds of the chosen k by part.
     """
-    from .partition.isolated import isolated_split
-
     if n <= 1:
         return 1, {"total": 0.0}
+    best_k, best = default_k(n), None
+    for k, parts in _candidates(n, arcs, alpha, beta, unit_weights=unit_weights, backend=backend, dtype=dtype,
+                                memory_bytes=memory_bytes, sizes=sizes, isolated=isolated):
+        if best is None or parts["total"] < best["total"]:
+            best_k, best = k, parts
+    return int(best_k), best or {"total": math.nan}
+
+
+def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str, dtype,
+                memory_bytes: float | None, sizes, isolated: int):
+    """``(k, predicted seconds by part)`` of every k :func:`choose_k` considers."""
+    from .partition.isolated import isolated_split
+
     itemsize = np.dtype(dtype).itemsize
     if isolated and isolated_split(n, isolated, max(2, round(n / float(np.min(sizes)))))[1]:
         sizes = np.concatenate([_SMALL_SIZES[_SMALL_SIZES < np.min(sizes)], sizes])
-    best_k, best = default_k(n), None
     for c in sizes:
         k = max(1, min(n, round(n / c)))
         k_rest, k_alone = isolated_split(n, isolated, k) if k > 1 else (1, 0)
@@ -266,33 +277,81 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
                  "partition": PARTITION_RATES["per_vertex"] * rest + PARTITION_RATES["per_component"] * k_rest,
                  "components": COMPONENT_OVERHEAD[backend] * k}
         parts["total"] = parts["solve"] + parts["partition"] + parts["components"]
-        if best is None or parts["total"] < best["total"]:
-            best_k, best = k, parts
-    return int(best_k), best or {"total": math.nan}
+        yield k, parts
+
+
+# Boundary laws (alpha, beta of sample_boundary) measured on public graphs of three kinds: road
+# networks (luxembourg_osm, roadNY, roadBAY, cal), meshes (delaunay_n14, delaunay_n17, delaunay16r,
+# 4elt, wing, airfoil1) and a social and a vote graph (PGPgiantcompo, wiki-Vote), whose boundaries
+# grow fastest (benchmarks/boundary_laws.py).  least_regret_k weighs a k against all of them.
+KNOWN_LAWS = ((1.04, 0.40), (2.26, 0.34), (2.42, 0.30), (1.72, 0.28), (3.90, 0.46), (2.37, 0.56),
+              (10.06, 0.25), (9.13, 0.28), (4.79, 0.55), (7.40, 0.25), (1.13, 0.65), (1.75, 0.84))
+# Host seconds per vertex of the sampled region (sample_boundary: the region and its two METIS
+# cuts), below the least measured over those graphs on the development machine (1.8-15.5 microseconds).
+SAMPLE_SECONDS_PER_VERTEX = 1.5e-6
+
+
+def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
+                   memory_bytes: float | None = None, isolated: int = 0, laws=KNOWN_LAWS,
+                   limit: float = math.inf) -> tuple[int, float]:
+    """``(k, regret)``: the k whose predicted time falls least short of the best k's under every law of
+    ``laws`` (:data:`KNOWN_LAWS`), and by how many seconds it may fall short (its regret).
+
+    Where the regret is smaller than measuring the graph's own law would cost
+    (:func:`sample_boundary`), measuring cannot pay off: :func:`auto_k` takes
+    this k.  That holds for small graphs on the GPU, where every k is fast.
+    ``limit``: the laws are weighed the two most different first (the slowest
+    and the fastest growing boundary); where their regret alone passes
+    ``limit`` that regret is returned (more laws can only raise it).
+    """
+    if n <= 1:
+        return 1, 0.0
+    extremes = (min(laws, key=lambda law: law[1]), max(laws, key=lambda law: law[1]))
+    totals: list = []
+    for group in (extremes, [law for law in laws if law not in extremes]):
+        for alpha, beta in group:
+            totals.append({k: parts["total"] for k, parts in _candidates(
+                n, arcs, alpha, beta, unit_weights=unit_weights, backend=backend, dtype=dtype,
+                memory_bytes=memory_bytes, sizes=_SIZES, isolated=isolated)})
+        common = sorted(set.intersection(*(set(t) for t in totals)))
+        if not common:
+            return default_k(n), math.inf
+        regret = {k: max(t[k] - min(t.values()) for t in totals) for k in common}
+        k = min(common, key=lambda key: (regret[key], key))
+        if regret[k] > limit:
+            break
+    return int(k), float(regret[k])
 
 
 def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None = None, seed: int = 0) -> dict:
-    """The default k of a run: :func:`choose_k` on a boundary law measured by :func:`sample_boundary`.
+    """The default k of a run: :func:`choose_k` on a boundary law measured by :func:`sample_boundary`, or,
+    where measuring cannot pay off, :func:`least_regret_k` over the laws of known graphs.
 
-    Returns a dict for the report: ``k``, ``alpha``, ``beta``, the predicted
-    seconds and the seconds spent choosing.
+    Returns a dict for the report: ``k``, the rule, ``alpha`` and ``beta`` (or
+    the regret and what sampling would have cost), the predicted seconds and
+    the seconds spent choosing.
     """
     import time
 
     start = time.perf_counter()
-    if graph.n < 4096 and backend == "cupy":  # small graphs on a GPU: milliseconds whatever k, not worth measuring
-        return {"k": default_k(graph.n), "rule": "n / 1800 (small graph)", "seconds": time.perf_counter() - start}
-    # On the CPU even a small graph is measured: in NumPy one dense closure of a few thousand vertices takes
-    # tens of times longer than a run at a suitable k (docs/kernels.md).  Parts of the sample sized to the
-    # graph when it is small.
+    # Parts of the sample sized to the graph when it is small.
     isolated = int(np.count_nonzero(np.diff(graph.undirected_adjacency()[0]) == 0))
     linked = graph.n - isolated
     parts = _SAMPLE_PARTS if linked >= 4 * _SAMPLE_PARTS[0] else (max(2, linked // 4), max(2, linked // 16))
     sample = int(np.clip(linked // 10, *_SAMPLE_RANGE))
+    extra = {"isolated": isolated} if isolated else {}
+    # Small graphs on a GPU take milliseconds at any reasonable k; on the CPU even a small graph is
+    # measured (one dense closure of a few thousand vertices takes seconds in NumPy): the regret says which.
+    sampling = SAMPLE_SECONDS_PER_VERTEX * min(sample, max(linked, 0))
+    k, regret = least_regret_k(graph.n, graph.m, unit_weights=graph.unit_weights, backend=backend, dtype=dtype,
+                               memory_bytes=memory_bytes, isolated=isolated, limit=sampling)
+    if regret <= sampling:
+        return {"k": k, "rule": "least regret over known boundary laws (sampling could not pay off)", **extra,
+                "regret_seconds": round(regret, 6), "sampling_seconds": round(sampling, 6),
+                "seconds": round(time.perf_counter() - start, 4)}
     alpha, beta = sample_boundary(graph, sample=sample, sizes=parts, seed=seed)
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
                             dtype=dtype, memory_bytes=memory_bytes, isolated=isolated)
-    extra = {"isolated": isolated} if isolated else {}
     return {"k": k, "rule": "cost model", "sample": min(sample, linked), **extra, "alpha": round(alpha, 4),
             "beta": round(beta, 4),
             "predicted_seconds": {key: (round(v, 4) if isinstance(v, float) else v) for key, v in predicted.items()},

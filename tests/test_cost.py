@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cli_util import run_cli
-from fastapsp.cost import auto_k, choose_k, sample_boundary
+from fastapsp.cost import _SIZES, _candidates, auto_k, choose_k, sample_boundary
 from fastapsp.graph import Graph
 
 
@@ -65,22 +65,53 @@ def test_memory_rules_out_large_components():
     assert tight >= free or n / free <= 2000 * 1.01
 
 
-def test_small_graphs_skip_the_model_on_the_gpu_only():
+def test_small_graphs_take_the_least_regret_k_without_sampling():
+    """A 400-vertex grid on the GPU: one component whatever the boundary law; sampling would cost more than
+    any k could lose."""
     choice = auto_k(_grid(20), backend="cupy")
-    assert choice["rule"].startswith("n / 1800") and choice["k"] == 1
+    assert choice["rule"].startswith("least regret") and choice["k"] == 1
+    assert choice["regret_seconds"] <= choice["sampling_seconds"]
+    assert "alpha" not in choice
 
 
-def test_small_graphs_are_measured_on_the_cpu():
-    """One dense closure of a 2,500-vertex grid is seconds in NumPy: the model splits it."""
+def test_small_graphs_are_still_split_on_the_cpu():
+    """One dense closure of a 2,500-vertex grid is seconds in NumPy: under every known law the model splits it."""
     choice = auto_k(_grid(50), backend="numpy")
-    assert choice["rule"] == "cost model" and 1 < choice["k"] < 2500
-    tiny = auto_k(_grid(3), backend="numpy")  # 9 vertices: parts of 2 vertices in the sample
-    assert tiny["rule"] == "cost model" and 1 <= tiny["k"] <= 9
+    assert 1 < choice["k"] < 2500
+    tiny = auto_k(_grid(3), backend="numpy")  # 9 vertices
+    assert 1 <= tiny["k"] <= 9
+
+
+def test_sampling_where_it_can_pay_off():
+    """A 40,000-vertex grid on the GPU and a 10,000-vertex one on the CPU: the known laws disagree by more
+    than sampling costs, so the graph's own law is measured."""
+    for graph, backend in ((_grid(200), "cupy"), (_grid(100), "numpy")):
+        choice = auto_k(graph, backend=backend)
+        assert choice["rule"] == "cost model" and {"alpha", "beta", "predicted_seconds"} <= set(choice)
+
+
+def test_least_regret_k_weighs_every_law():
+    """The regret is the most the k falls short of each law's own best k; with a limit the two most
+    different laws may stop the weighing early, with a regret past the limit and no larger than the whole."""
+    from fastapsp.cost import KNOWN_LAWS, least_regret_k
+
+    n, arcs = 30_000, 180_000
+    k, regret = least_regret_k(n, arcs, unit_weights=True, backend="cupy")
+    worst = 0.0
+    for alpha, beta in KNOWN_LAWS:
+        best, parts = choose_k(n, arcs, alpha, beta, unit_weights=True, backend="cupy")
+        totals = dict(_candidates(n, arcs, alpha, beta, unit_weights=True, backend="cupy", dtype=np.float32,
+                                  memory_bytes=None, sizes=_SIZES, isolated=0))
+        assert totals[best]["total"] == pytest.approx(parts["total"])
+        worst = max(worst, totals[k]["total"] - parts["total"])
+    assert regret == pytest.approx(worst)
+    early_k, early = least_regret_k(n, arcs, unit_weights=True, backend="cupy", limit=regret / 10)
+    assert regret / 10 < early <= regret or (early_k, early) == (k, regret)
 
 
 def test_report_gives_the_chosen_k_and_a_given_k_wins(tmp_path):
     path = tmp_path / "grid.mtx"
-    graph = _grid(70)  # 4,900 vertices: the cost model decides
+    graph = _grid(70)  # 4,900 vertices
     src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
     keep = src < graph.indices
     lines = [f"{u + 1} {v + 1}" for u, v in zip(src[keep], graph.indices[keep])]
@@ -92,8 +123,10 @@ def test_report_gives_the_chosen_k_and_a_given_k_wins(tmp_path):
         proc = run_cli("solve", path, "--backend", "numpy", "--output", "none", "--report", report, "--quiet", *extra)
         assert proc.returncode == 0, proc.stderr
     a, g = json.loads(auto.read_text()), json.loads(given.read_text())
-    assert a["k_choice"]["rule"] == "cost model" and a["k"] == a["k_choice"]["k"] >= 1
-    assert {"alpha", "beta", "predicted_seconds"} <= set(a["k_choice"])
+    assert a["k"] == a["k_choice"]["k"] >= 1
+    # 4,900 vertices on the CPU: the known laws agree within what sampling would cost
+    assert a["k_choice"]["rule"].startswith("least regret")
+    assert {"regret_seconds", "sampling_seconds"} <= set(a["k_choice"])
     assert g["k"] == 7 and g["k_choice"] == {"k": 7, "rule": "given"}
 
 
