@@ -293,9 +293,10 @@ SAMPLE_SECONDS_PER_VERTEX = 1.5e-6
 
 def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
                    memory_bytes: float | None = None, isolated: int = 0, laws=KNOWN_LAWS,
-                   limit: float = math.inf) -> tuple[int, float]:
-    """``(k, regret)``: the k whose predicted time falls least short of the best k's under every law of
-    ``laws`` (:data:`KNOWN_LAWS`), and by how many seconds it may fall short (its regret).
+                   limit: float = math.inf) -> tuple[int, float, dict]:
+    """``(k, regret, predicted)``: the k whose predicted time falls least short of the best k's under every
+    law of ``laws`` (:data:`KNOWN_LAWS`), by how many seconds it may fall short (its regret), and its
+    predicted seconds by part under the law that makes it slowest.
 
     Where the regret is smaller than measuring the graph's own law would cost
     (:func:`sample_boundary`), measuring cannot pay off: :func:`auto_k` takes
@@ -305,22 +306,23 @@ def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype
     ``limit`` that regret is returned (more laws can only raise it).
     """
     if n <= 1:
-        return 1, 0.0
+        return 1, 0.0, {"total": 0.0}
     extremes = (min(laws, key=lambda law: law[1]), max(laws, key=lambda law: law[1]))
-    totals: list = []
+    parts: list = []  # per law: {k: predicted seconds by part}
     for group in (extremes, [law for law in laws if law not in extremes]):
         for alpha, beta in group:
-            totals.append({k: parts["total"] for k, parts in _candidates(
-                n, arcs, alpha, beta, unit_weights=unit_weights, backend=backend, dtype=dtype,
-                memory_bytes=memory_bytes, sizes=_SIZES, isolated=isolated)})
-        common = sorted(set.intersection(*(set(t) for t in totals)))
+            parts.append(dict(_candidates(n, arcs, alpha, beta, unit_weights=unit_weights, backend=backend,
+                                          dtype=dtype, memory_bytes=memory_bytes, sizes=_SIZES, isolated=isolated)))
+        common = sorted(set.intersection(*(set(p) for p in parts)))
         if not common:
-            return default_k(n), math.inf
-        regret = {k: max(t[k] - min(t.values()) for t in totals) for k in common}
+            return default_k(n), math.inf, {"total": math.nan}
+        best = [min(p[k]["total"] for k in p) for p in parts]
+        regret = {k: max(p[k]["total"] - b for p, b in zip(parts, best)) for k in common}
         k = min(common, key=lambda key: (regret[key], key))
         if regret[k] > limit:
             break
-    return int(k), float(regret[k])
+    slowest = max((p[k] for p in parts), key=lambda q: q["total"])
+    return int(k), float(regret[k]), slowest
 
 
 def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None = None, seed: int = 0) -> dict:
@@ -343,11 +345,13 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
     # Small graphs on a GPU take milliseconds at any reasonable k; on the CPU even a small graph is
     # measured (one dense closure of a few thousand vertices takes seconds in NumPy): the regret says which.
     sampling = SAMPLE_SECONDS_PER_VERTEX * min(sample, max(linked, 0))
-    k, regret = least_regret_k(graph.n, graph.m, unit_weights=graph.unit_weights, backend=backend, dtype=dtype,
-                               memory_bytes=memory_bytes, isolated=isolated, limit=sampling)
-    if regret <= sampling:
+    k, regret, predicted = least_regret_k(graph.n, graph.m, unit_weights=graph.unit_weights, backend=backend,
+                                          dtype=dtype, memory_bytes=memory_bytes, isolated=isolated, limit=sampling)
+    if regret <= sampling:  # predicted_seconds: under the known law that makes this k slowest
         return {"k": k, "rule": "least regret over known boundary laws (sampling could not pay off)", **extra,
                 "regret_seconds": round(regret, 6), "sampling_seconds": round(sampling, 6),
+                "predicted_seconds": {key: (round(v, 4) if isinstance(v, float) else v)
+                                      for key, v in predicted.items()},
                 "seconds": round(time.perf_counter() - start, 4)}
     alpha, beta = sample_boundary(graph, sample=sample, sizes=parts, seed=seed)
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,

@@ -71,7 +71,7 @@ def test_small_graphs_take_the_least_regret_k_without_sampling():
     choice = auto_k(_grid(20), backend="cupy")
     assert choice["rule"].startswith("least regret") and choice["k"] == 1
     assert choice["regret_seconds"] <= choice["sampling_seconds"]
-    assert "alpha" not in choice
+    assert "alpha" not in choice and choice["predicted_seconds"]["total"] > 0
 
 
 def test_small_graphs_are_still_split_on_the_cpu():
@@ -96,16 +96,17 @@ def test_least_regret_k_weighs_every_law():
     from fastapsp.cost import KNOWN_LAWS, least_regret_k
 
     n, arcs = 30_000, 180_000
-    k, regret = least_regret_k(n, arcs, unit_weights=True, backend="cupy")
-    worst = 0.0
+    k, regret, predicted = least_regret_k(n, arcs, unit_weights=True, backend="cupy")
+    worst, slowest = 0.0, 0.0
     for alpha, beta in KNOWN_LAWS:
         best, parts = choose_k(n, arcs, alpha, beta, unit_weights=True, backend="cupy")
         totals = dict(_candidates(n, arcs, alpha, beta, unit_weights=True, backend="cupy", dtype=np.float32,
                                   memory_bytes=None, sizes=_SIZES, isolated=0))
         assert totals[best]["total"] == pytest.approx(parts["total"])
         worst = max(worst, totals[k]["total"] - parts["total"])
-    assert regret == pytest.approx(worst)
-    early_k, early = least_regret_k(n, arcs, unit_weights=True, backend="cupy", limit=regret / 10)
+        slowest = max(slowest, totals[k]["total"])
+    assert regret == pytest.approx(worst) and predicted["total"] == pytest.approx(slowest)
+    early_k, early, _ = least_regret_k(n, arcs, unit_weights=True, backend="cupy", limit=regret / 10)
     assert regret / 10 < early <= regret or (early_k, early) == (k, regret)
 
 
