@@ -287,7 +287,7 @@ def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: b
 KNOWN_LAWS = ((1.04, 0.40), (2.26, 0.34), (2.42, 0.30), (1.72, 0.28), (3.90, 0.46), (2.37, 0.56),
               (10.06, 0.25), (9.13, 0.28), (4.79, 0.55), (7.40, 0.25), (1.13, 0.65), (1.75, 0.84))
 # Host seconds per vertex of the sampled region (sample_boundary: the region and its two METIS
-# cuts), below the least measured over those graphs on the development machine (1.8-15.5 microseconds).
+# cuts), below the least measured over those graphs on the development machine (1.6-15.1 microseconds).
 SAMPLE_SECONDS_PER_VERTEX = 1.5e-6
 
 
