@@ -21,7 +21,7 @@ __all__ = [
     "blocked_floyd_warshall_cuda",
     "blocked_floyd_warshall_batch_cuda",
     "min_plus_cuda",
-    "assemble_row_block_cuda",
+    "assemble_interior_cuda",
 ]
 
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
@@ -323,56 +323,29 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     return closed
 
 
-def assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start, minimum=False):
-    """Boundary rows by a strided copy, interior in-component columns by ``assemble.cu``
-    (replaced, or with ``minimum`` the smaller of the two kept)."""
-    import cupy as cp
-
-    c, width = block.shape
-    block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
-    interior = c - n_boundary
-    unit_rows = width <= 1 or block.strides[1] == block.itemsize
-    if interior == 0:
-        return block
-    if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == block.dtype and interior <= _MAX_GRID_Y):
-        inside = (vertices >= column_start) & (vertices < column_start + width)
-        cols = vertices[inside] - column_start
-        values = matrix[n_boundary:][:, inside]
-        block[n_boundary:, cols] = cp.minimum(block[n_boundary:, cols], values) if minimum else values
-        return block
-    ld = block.strides[0] // block.itemsize if c > 1 else width
-    kernel = get_kernel("assemble.cu", "assemble_interior", block.dtype)
-    kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
-           (matrix, np.int32(c), np.int32(n_boundary), cp.ascontiguousarray(vertices, dtype=cp.int64),
-            np.int64(column_start), np.int64(width), block, np.int64(ld), np.int32(bool(minimum)), np.uint64(0)))
-    return block
-
-
-def assemble_in_result_cuda(result, boundary_rows, matrix, vertices, n_boundary, minimum=False):
-    """:func:`assemble_row_block_cuda` for a component's rows where they lie in a whole result:
-    the boundary rows by one scatter, the interior rows' own columns by ``assemble.cu`` through
-    the rows' offsets."""
+def assemble_interior_cuda(out, matrix, vertices, n_boundary, column_start, width, minimum=False, rows=None) -> bool:
+    """The interior rows' own columns of a component by ``assemble.cu`` (replaced, or with ``minimum`` the
+    smaller of the two kept): into a row block ``out``, or, with ``rows``, into the rows ``rows[a]`` of a
+    whole result ``out`` (through their offsets).  False, with nothing done, where the kernel does not apply
+    (rows not unit-strided, a matrix not contiguous or of another dtype, more interior rows than a grid holds):
+    :func:`fastapsp.stages.assemble.assemble_row_block` then does it with array operations."""
     import cupy as cp
 
     c = matrix.shape[0]
-    n = result.shape[1]
-    vertices = cp.ascontiguousarray(vertices, dtype=cp.int64)
-    if n_boundary:
-        result[vertices[:n_boundary]] = boundary_rows
     interior = c - n_boundary
     if interior == 0:
-        return result
-    if not (result.flags.c_contiguous and matrix.flags.c_contiguous and matrix.dtype == result.dtype
-            and interior <= _MAX_GRID_Y):
-        rows, cols = vertices[n_boundary:, None], vertices[None, :]
-        values = matrix[n_boundary:]
-        result[rows, cols] = cp.minimum(result[rows, cols], values) if minimum else values
-        return result
-    kernel = get_kernel("assemble.cu", "assemble_interior", result.dtype)
+        return True
+    unit_rows = out.shape[1] <= 1 or out.strides[1] == out.itemsize
+    if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == out.dtype and interior <= _MAX_GRID_Y):
+        return False
+    ld = out.strides[0] // out.itemsize if out.shape[0] > 1 else width
+    vertices = cp.ascontiguousarray(vertices, dtype=cp.int64)
+    rowoff = np.uint64(0) if rows is None else cp.ascontiguousarray(rows, dtype=cp.int64) * ld
+    kernel = get_kernel("assemble.cu", "assemble_interior", out.dtype)
     kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
-           (matrix, np.int32(c), np.int32(n_boundary), vertices, np.int64(0), np.int64(n), result, np.int64(n),
-            np.int32(bool(minimum)), vertices * n))
-    return result
+           (matrix, np.int32(c), np.int32(n_boundary), vertices, np.int64(column_start), np.int64(width), out,
+            np.int64(ld), np.int32(bool(minimum)), rowoff))
+    return True
 
 
 # ------------------------------------------------------------ boundary SSSP

@@ -62,16 +62,17 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
     vertices = xp.asarray(vertices)
     if vertices.shape != (c,):
         raise ValueError(f"vertices: expected {c} ids, found shape {vertices.shape}")
-    if xp is not np:
-        from ._cuda import assemble_row_block_cuda
-
-        return assemble_row_block_cuda(block, boundary_rows, matrix, vertices, n_boundary, column_start, minimum)
     block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
+    if xp is not np:
+        from ._cuda import assemble_interior_cuda
+
+        if assemble_interior_cuda(block, matrix, vertices, n_boundary, column_start, width, minimum):
+            return block
     inside = (vertices >= column_start) & (vertices < column_start + width)
     cols = vertices[inside] - column_start
     values = matrix[n_boundary:][:, inside]
     if minimum:
-        values = np.minimum(block[n_boundary:, cols], values)
+        values = xp.minimum(block[n_boundary:, cols], values)
     block[n_boundary:, cols] = values
     return block
 
@@ -103,12 +104,14 @@ def assemble_in_result(result, boundary_rows, matrix, vertices, n_boundary: int,
     vertices = xp.asarray(vertices)
     if vertices.shape != (c,):
         raise ValueError(f"vertices: expected {c} ids, found shape {vertices.shape}")
+    if n_boundary:
+        result[vertices[:n_boundary]] = boundary_rows
     if xp is not np:
-        from ._cuda import assemble_in_result_cuda
+        from ._cuda import assemble_interior_cuda
 
-        return assemble_in_result_cuda(result, boundary_rows, matrix, vertices, n_boundary, minimum)
-    result[vertices[:n_boundary]] = boundary_rows
+        if assemble_interior_cuda(result, matrix, vertices, n_boundary, 0, result.shape[1], minimum, rows=vertices):
+            return result
     rows, cols = vertices[n_boundary:, None], vertices[None, :]
     values = matrix[n_boundary:]
-    result[rows, cols] = np.minimum(result[rows, cols], values) if minimum else values
+    result[rows, cols] = xp.minimum(result[rows, cols], values) if minimum else values
     return result
