@@ -23,8 +23,8 @@ from .comm import run_phase
 from .errors import OutputWarning
 from .temporaries import TEMPORARY_FILES as _TEMPORARY, remove_temporary_files
 
-__all__ = ["NullSink", "MemorySink", "NpySink", "DeviceSink", "DeviceAllocation", "make_sink", "remove_temporary_files", "sidecar_path", "publish",
-           "read_sidecar", "check_result"]
+__all__ = ["NullSink", "MemorySink", "NpySink", "DeviceSink", "DeviceAllocation", "make_sink", "remove_temporary_files",
+           "sidecar_path", "publish", "read_sidecar", "check_result"]
 
 _POOL = None
 _TASK_BYTES = 4 << 20  # bytes per piece of a threaded copy into the output
@@ -511,7 +511,7 @@ class DeviceSink(NullSink):
             result[int(vertices[0]) : int(vertices[-1]) + 1, column_start : column_start + cols] = block
         elif rows and cols:
             _scatter_rows_device(block, result, vertices, column_start)
-        self.rows_written[vertices] = True
+        self.written(vertices)
 
     def abort(self) -> None:
         self._allocation.release()
