@@ -409,8 +409,8 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     result = _direct_result(sink, dtype, xp) if needs_matrix and paths is None and on_block is None \
         and whole_rows and not pairs else None
     if result is not None:  # a result kept whole on the device: the rows made where they lie, no block
-        # Rows off 16-byte boundaries (n not a multiple of 4 in float32) take element-wise stores, which
-        # the packed kernels' 8-column layout pays for most: float32 products there (docs/kernels.md).
+        # Rows off 16-byte boundaries (n not a multiple of 4 in float32): the float32 kernels store them
+        # as shifted vectors; the packed kernels would store them element-wise (docs/kernels.md).
         aligned = result.strides[0] % 16 == 0
         with timer("min_plus"):
             min_plus(inner, rows_b, out=result, out_rows=vertices[nb:],

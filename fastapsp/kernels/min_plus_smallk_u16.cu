@@ -20,6 +20,8 @@
 #ifndef MP_NO_STREAM_STORE
 #define MP_STREAM_STORE
 #endif
+// Packed products run on 16-byte aligned rows only (fastapsp/components.py): no shifted stores.
+#define MP_ALIGNED_ROWS
 #include "common.cuh"
 #include "minplus_tile.cuh"
 #include "minplus_tile_u16.cuh"

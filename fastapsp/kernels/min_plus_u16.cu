@@ -7,6 +7,8 @@
 // float32 operands only, whatever distance type the loader names.
 #undef REAL
 #define REAL float
+// Packed products run on 16-byte aligned rows only (fastapsp/components.py): no shifted stores.
+#define MP_ALIGNED_ROWS
 #include "common.cuh"
 #include "minplus_tile.cuh"
 #include "minplus_tile_u16.cuh"

@@ -111,11 +111,82 @@ __device__ __forceinline__ void tile_load(REAL (&acc)[4][4], const REAL* C, long
     }
 }
 
+#if defined(MP_ROW_MAP) && !defined(MP_ALIGNED_ROWS)
+// One row of a float tile whose row does not start on a 16-byte boundary (a device result
+// of n columns, n not a multiple of 4): its first S columns come before the row's first
+// 16-byte boundary.  Each thread t of the 16 sharing the row stores the aligned vector of
+// columns 4t + S .. 4t + S + 3 (its own last 4 - S values and the first S of its right
+// neighbour, `next`); thread 0 also stores the head, thread 15 only its own last values.
+// S is a template argument: a shift known only at run time indexes the registers
+// dynamically, which puts them in local memory.
+template <int S>
+__device__ __forceinline__ void store_row_shifted(const float (&v)[4], const float (&next)[4], float* row, int tx,
+                                                  int cols)
+{
+    const float x[8] = {v[0], v[1], v[2], v[3], next[0], next[1], next[2], next[3]};
+    if (tx == 0) {
+#pragma unroll
+        for (int j = 0; j < S; ++j)
+            if (j < cols) row[j] = x[j];
+    }
+    const int c = 4 * tx + S;
+    float w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[j] = x[j + S];
+    if (tx < 15 && c + 4 <= cols) {
+        store4(row + c, w);
+    } else {  // thread 15 (the tail), or the tile's last columns
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (c + j < cols && (tx < 15 || j + S < 4)) row[c + j] = w[j];
+    }
+}
+// Every lane of the warp calls it (the shuffles); `live`: this lane's row exists.
+__device__ __forceinline__ void store_row_unaligned(const float (&v)[4], float* row, int tx, int cols, bool live)
+{
+    float next[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) next[j] = __shfl_down_sync(0xffffffffu, v[j], 1, 16);
+    if (!live) return;
+    switch ((4 - (int)((reinterpret_cast<unsigned long long>(row) >> 2) & 3)) & 3) {
+    case 1: store_row_shifted<1>(v, next, row, tx, cols); break;
+    case 2: store_row_shifted<2>(v, next, row, tx, cols); break;
+    case 3: store_row_shifted<3>(v, next, row, tx, cols); break;
+    default:  // this row is aligned after all
+        if (4 * tx + 4 <= cols) {
+            store4(row + 4 * tx, v);
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (4 * tx + j < cols) row[4 * tx + j] = v[j];
+        }
+    }
+}
+// Double rows (8-byte aligned at least): element-wise.
+__device__ __forceinline__ void store_row_unaligned(const double (&v)[4], double* row, int tx, int cols, bool live)
+{
+    if (!live) return;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+        if (4 * tx + j < cols) row[4 * tx + j] = v[j];
+}
+#endif
+
 // C[0:rows, 0:cols] of the tile at C <- acc; crow: see row_offset.
 __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, long long ldc, int rows, int cols,
                                            const long long* crow = nullptr)
 {
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+#if defined(MP_ROW_MAP) && !defined(MP_ALIGNED_ROWS)
+    if (crow && !aligned16(C, ldc)) {  // scattered rows that start off 16-byte boundaries
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int r = 4 * ty + i;
+            store_row_unaligned(acc[i], C + row_offset(crow, min(r, rows - 1), ldc), tx, cols, r < rows);
+        }
+        return;
+    }
+#endif
     const bool vec = aligned16(C, ldc) && 4 * tx + 4 <= cols;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
