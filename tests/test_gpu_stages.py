@@ -307,3 +307,49 @@ def test_min_plus_into_scattered_rows_host_and_checks():
     assert np.all(out[[1, 3, 4, 6, 7]] == 7.0)
     with pytest.raises(ValueError, match="out_rows"):
         min_plus(a, b, out=out, out_rows=np.array([0, 1]))
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_packed_closures_match_float32(big):
+    """close_many(packed=True) (phase 3 in 16-bit, fw_u16.cu) closes a batch of matrices of several sizes
+    (one tile, 128-column regions cut short, the pivot stripe in either half) exactly as the float32
+    kernels do and as the host does; ``big``: entries past the 16-bit limit, so blocks fall back."""
+    from fastapsp.stages.floyd_warshall import close_many
+
+    rng = np.random.default_rng(11 + big)
+    sizes = [1, 5, 64, 65, 127, 128, 129, 200, 333]
+    hosts = []
+    for c in sizes:
+        m = rng.integers(1, 40, size=(c, c)).astype(np.float32)
+        m[rng.random((c, c)) < 0.9] = np.inf
+        if big:
+            m[rng.random((c, c)) < 0.01] = 20000.0
+        np.fill_diagonal(m, 0.0)
+        hosts.append(m)
+    packed = [cp.asarray(m) for m in hosts]
+    plain = [cp.asarray(m) for m in hosts]
+    close_many(packed, packed=True)
+    close_many(plain)
+    for m, got, ref in zip(hosts, packed, plain):
+        want = m.astype(np.float64)
+        blocked_floyd_warshall(want)
+        np.testing.assert_array_equal(cp.asnumpy(ref), want.astype(np.float32))
+        np.testing.assert_array_equal(cp.asnumpy(got), want.astype(np.float32))
+
+
+def test_packed_closures_in_a_run():
+    """A unit-weight run with packed closures (closures_packed) gives SciPy's distances."""
+    import fastapsp
+    from fastapsp.stages.min_plus import closures_packed
+    from scipy.sparse.csgraph import shortest_path
+
+    rng = np.random.default_rng(5)
+    n = 700
+    src = rng.integers(0, n, 2100)
+    dst = rng.integers(0, n, 2100)
+    g = Graph.from_edges(n, src, dst, np.ones(src.size), directed=False)
+    part = fastapsp.partition_graph(g, 3)
+    assert closures_packed(g, part, cp)
+    got = fastapsp.solve(g, backend="cupy", partition=part, sssp_method="boundary-graph")
+    want = shortest_path(g.to_scipy(), directed=False)
+    np.testing.assert_array_equal(np.asarray(got), want)
