@@ -21,7 +21,7 @@ from .sources import SOURCES_SSSP_BATCH, sssp_batch
 from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
 from .stages.assemble import assemble_in_result
-from .stages.min_plus import Packing, closures_packed
+from .stages.min_plus import Packing
 from .stages.boundary_graph import BoundaryGraph, close_components, closure_batch_limit, closure_budget, levels_bytes
 from .stages.floyd_warshall import DEFAULT_TILE
 from .stages.predecessors import (assemble_predecessors, boundary_predecessors, component_predecessors,
@@ -177,12 +177,10 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     if boundary_rows == "boundary-graph":
         # --sources: a component's closure serves only its wanted interior rows
         keep = None if rows is None else rows.closures_needed()
-        pack_closures = closures_packed(graph, partition, xp)  # the local closures, here and when closed again
         if closed is None:  # one process with everything: close every component here
             everything = nonempty(partition)
             closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer,
-                                            keep=keep, arcs=arcs, reserve=levels_bytes(tree, partition, dtype.itemsize),
-                                            packed=pack_closures)
+                                            keep=keep, arcs=arcs, reserve=levels_bytes(tree, partition, dtype.itemsize))
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         timer.component = None  # these stages serve every component
         with timer("boundary_graph"):
@@ -215,8 +213,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 with timer("local_fw"):
                     batch = _reclose_batch(p, reclose, reclose_at, place[p], partition, dtype.itemsize,
                                            closure_batch_limit(available_bytes(xp) // 3))
-                    closed.update(close_components(indptr, indices, weights, partition, batch, dtype=dtype,
-                                                   packed=pack_closures))
+                    closed.update(close_components(indptr, indices, weights, partition, batch, dtype=dtype))
                 matrix = closed.pop(p)
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
@@ -283,8 +280,7 @@ def _reclose_batch(p: int, reclose: list, reclose_at: list, at: int, partition, 
 
 
 def local_closures(graph, partition, components, *, backend: str, dtype,
-                   timer: StageTimer | None = None, keep=None, arcs=None, reserve: int = 0,
-                   packed: bool | None = None) -> tuple[dict, dict]:
+                   timer: StageTimer | None = None, keep=None, arcs=None, reserve: int = 0) -> tuple[dict, dict]:
     """Each component closed over its own arcs (boundary-graph method).
 
     Returns ``closed`` (``{p: L_p}``) and ``blocks`` (``{p: L_p[:nb_p]}``, what
@@ -302,12 +298,9 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     counted here when not given) is not closed: ``L_p`` is ``inf`` but for its
     zero diagonal, its closure is ``None`` (its rows need none, see
     :func:`run_components`) and its block is made as it is.
-    ``packed``: the closures in packed 16-bit arithmetic (decided here by
-    :func:`~fastapsp.stages.min_plus.closures_packed` when not given).
     """
     xp = np if backend != "cupy" else __import__("cupy")
     indptr, indices, weights = device_csr(graph, xp)
-    packed = closures_packed(graph, partition, xp) if packed is None else packed
     timer = StageTimer(xp) if timer is None else timer
     arcs = internal_arcs(graph, partition) if arcs is None else arcs
     budget = closure_budget(available_bytes(xp), reserve)
@@ -329,7 +322,7 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     for batch in _closure_batches(partition, dense, np.dtype(dtype).itemsize, budget):
         timer.component = batch[0] if len(batch) == 1 else tuple(batch)  # closed together
         with timer("local_fw"):
-            matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype, packed=packed)
+            matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype)
         for p in batch:
             matrix = matrices.pop(p)
             nb = int(partition.boundary_per_part[p])

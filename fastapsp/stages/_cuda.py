@@ -63,7 +63,7 @@ def kernel_variants() -> list[tuple]:
             out += [("build.cu", "build_local_batch", real, index), ("sssp.cu", "sssp_init", real, index),
                     ("sssp.cu", "bfs_push_persistent", real, index, _COOPERATIVE, True)]
     # The 16-bit products take float32 operands only.
-    out += [("min_plus_u16.cu", "min_plus_u16", "float32"), ("fw_u16.cu", "fw_phase3_u16_batch", "float32"),
+    out += [("min_plus_u16.cu", "min_plus_u16", "float32"),
             ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32"),
             ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _SMALLK_U16_WIDE)]
     # The same products into the rows of a float32 result kept on the device (min_plus_cuda's out_rows).
@@ -222,14 +222,11 @@ def blocked_floyd_warshall_cuda(matrix):
     return matrix
 
 
-def blocked_floyd_warshall_batch_cuda(matrices, packed: bool = False):
+def blocked_floyd_warshall_batch_cuda(matrices):
     """Close every square matrix of ``matrices`` in place, all in the same launches (``fw_phase*_batch``).
 
     The matrices share one dtype; they may differ in size (the grid fits the
     largest, so a batch of similar sizes wastes least) and stay where they are.
-    ``packed`` (float32 matrices of whole numbers): phase 3 in packed 16-bit
-    arithmetic (``fw_u16.cu``), block by block falling back to float32 where an
-    entry does not fit; the same result.
     """
     import cupy as cp
 
@@ -237,14 +234,10 @@ def blocked_floyd_warshall_batch_cuda(matrices, packed: bool = False):
     if not matrices:
         return
     dtype = _real(matrices[0].dtype)
-    packed = packed and dtype == np.float32
     works = [_rows(m, dtype) for m in matrices]
     p1 = get_kernel("floyd_warshall.cu", "fw_phase1_batch", dtype)
     p2 = get_kernel("floyd_warshall.cu", "fw_phase2_batch", dtype)
-    if packed:
-        p3u = get_kernel("fw_u16.cu", "fw_phase3_u16_batch", dtype)
-    else:
-        p3 = get_kernel("floyd_warshall.cu", "fw_phase3_batch", dtype)
+    p3 = get_kernel("floyd_warshall.cu", "fw_phase3_batch", dtype)
     for z0 in range(0, len(works), _MAX_GRID_Y):
         part = works[z0 : z0 + _MAX_GRID_Y]
         pointers = cp.asarray(np.array([w.data.ptr for w, _ in part], dtype=np.uint64))
@@ -258,10 +251,7 @@ def blocked_floyd_warshall_batch_cuda(matrices, packed: bool = False):
             p1((1, 1, z), (_THREADS,), args)
             if nt > 1:
                 p2((nt - 1, 2, z), (_THREADS,), args)
-                if packed:
-                    p3u((-(-int(nt * _TILE) // _U16_COLS), nt - 1, z), (_THREADS,), args + (np.uint64(0),))
-                else:
-                    p3((nt - 1, nt - 1, z), (_THREADS,), args)
+                p3((nt - 1, nt - 1, z), (_THREADS,), args)
     for matrix, (work, _) in zip(matrices, works):
         if work is not matrix:
             matrix[...] = work

@@ -83,19 +83,18 @@ _MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper 
 _EXCHANGE_TAG = 24
 
 
-def close_components(indptr, indices, weights, partition, components, *, dtype, packed: bool = False):
+def close_components(indptr, indices, weights, partition, components, *, dtype):
     """Distances inside every component of ``components``, over its own arcs only.
 
     Returns ``{p: L_p}`` with ``L_p`` of shape (c_p, c_p) in the component's
     vertex order (boundary first), on the array module of ``indptr``.
-    ``packed``: see :func:`~fastapsp.stages.floyd_warshall.close_many`.
     """
     xp = array_module(indptr, indices, weights)
     if xp is not np:  # one launch builds them all (the matrices are views of one buffer)
         from ._cuda import build_local_batch_cuda
 
         closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype)
-        close_many(closed.values(), packed=packed)
+        close_many(closed.values())
         return closed
     n = indptr.shape[0] - 1
     no_rows = xp.empty((0, n), dtype=dtype)

@@ -64,15 +64,12 @@ def blocked_floyd_warshall(matrix, *, tile: int = DEFAULT_TILE):
     return matrix
 
 
-def close_many(matrices, *, packed: bool = False) -> None:
+def close_many(matrices) -> None:
     """Close every matrix of ``matrices`` in place, as :func:`blocked_floyd_warshall` does one.
 
     On CuPy all of them go through the same launches (one per phase and pivot
     tile for the whole list), which matters when there are many small
     matrices: each would otherwise cost three launches per 64 rows.
-    ``packed`` (CuPy, float32 matrices of whole numbers): the bulk of the work
-    in packed 16-bit arithmetic (:func:`~fastapsp.stages.min_plus.closures_packed`
-    decides); the same numbers.
     """
     matrices = list(matrices)
     for matrix in matrices:
@@ -83,7 +80,7 @@ def close_many(matrices, *, packed: bool = False) -> None:
     if array_module(matrices[0]) is not np:
         from ._cuda import blocked_floyd_warshall_batch_cuda
 
-        blocked_floyd_warshall_batch_cuda(matrices, packed=packed)
+        blocked_floyd_warshall_batch_cuda(matrices)
         return
     for matrix in matrices:
         blocked_floyd_warshall(matrix)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..backend import array_module
 
-__all__ = ["min_plus", "Packing", "closures_packed", "U16_LIMIT", "UNPACKED_SHARE"]
+__all__ = ["min_plus", "Packing", "U16_LIMIT", "UNPACKED_SHARE"]
 
 # Host path: rows of the output handled together, sized so that the block being
 # updated stays in the CPU cache while the inner dimension is swept.
@@ -63,28 +63,6 @@ class Packing:
             finite = first[np.isfinite(first)]
             self.answer = int(np.count_nonzero(finite > U16_LIMIT)) <= UNPACKED_SHARE * finite.size
         return self.answer
-
-
-def closures_packed(graph, partition, xp) -> bool:
-    """Whether the local closures of a run (each component over its own arcs) take packed 16-bit
-    arithmetic on the GPU (phase 3 of ``fw_u16.cu``): the weights are whole numbers and no distance inside
-    a component can pass :data:`U16_LIMIT` (a shortest path there has at most size - 1 arcs, each at most
-    the heaviest).  Decided once a run from the graph and the partition, before any closure.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> import numpy as np
-    >>> from fastapsp.graph import Graph
-    >>> g = Graph.from_edges(3, [0, 1], [1, 2], [1.0, 1.0], directed=False)
-    >>> part = SimpleNamespace(sizes=np.array([3]))
-    >>> closures_packed(g, part, np), closures_packed(g, part, SimpleNamespace())
-    (False, True)
-    """
-    if xp is np or not graph.integer_weights or graph.m == 0:
-        return False
-    largest = int(np.max(partition.sizes)) if len(partition.sizes) else 0
-    return float(np.max(graph.weights)) * max(0, largest - 1) <= U16_LIMIT
 
 
 def min_plus(a, b, *, out=None, accumulate: bool = False, integer: bool = False, out_rows=None):
