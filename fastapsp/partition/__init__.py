@@ -76,7 +76,7 @@ def auto_partitioner(n: int, backend: str = "auto") -> str:
 
 def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DEFAULT_SEED,
                     imbalance: float = DEFAULT_IMBALANCE, refine: str = "none", backend: str = "auto",
-                    reduce: str = "auto") -> Partition:
+                    reduce: str = "never") -> Partition:
     """Split ``graph`` into ``k`` components.
 
     Parameters
@@ -109,8 +109,9 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         :func:`fastapsp.partition.reduce.should_reduce` says so (METIS on
         graphs with at least ``REDUCE_FROM`` of their vertices of degree 1
         or 2: road networks), ``always`` for every partitioner that takes
-        vertex weights.  ``details`` then hold ``reduced_vertices`` and
-        ``reduce_seconds``.
+        vertex weights, ``never`` (the default: measured, the reduction
+        costs as much as it saves METIS, docs/cli.md).  ``details`` then
+        hold ``reduced_vertices`` and ``reduce_seconds``.
 
     Returns
     -------

@@ -41,9 +41,19 @@ from ._arrays import max_part_size
 
 __all__ = ["REDUCE_FROM", "VERTEX_WEIGHTED", "should_reduce", "reduce_graph", "Reduction", "reduced_labels"]
 
-# Reduce when at least this fraction of the vertices with arcs has degree 1 or 2.  Measured
-# (benchmarks/results/partition-reduce/, table in docs/cli.md): road networks 0.45-0.85 (METIS
-# 1.5-3x faster, the same boundary count), Delaunay meshes and grids about 0.
+# Reduce (partition_graph's reduce="auto") when at least this fraction of the vertices with arcs has
+# degree 1 or 2: road networks have 0.31-0.89 (roadNY 0.31, roadFLA 0.42, luxembourg_osm 0.89), the
+# Delaunay meshes and grids about 0 (only a grid's corners).  Measured at 91647c6 on the
+# 2-core development machine, METIS seed 42, median of 3
+# (benchmarks/results/partition-reduce/partition-reduce.json):
+#   graph           k     seconds whole/reduced   boundary whole/reduced
+#   luxembourg_osm  67    0.064 / 0.066           924 / 925
+#   roadNY          153   0.185 / 0.186           5,432 / 5,728
+#   roadBAY         187   0.215 / 0.216           4,878 / 5,008
+#   roadFLA         1045  1.123 / 1.124           19,751 / 19,552
+#   roadFLA         256   0.778 / 0.702           7,475 / 7,653
+# METIS itself runs 1.5-2x faster on the reduced graph, but the reduction costs about what it saves
+# (0.1 s on roadNY, 0.45 s on roadFLA), so partition_graph's default is reduce="never".
 REDUCE_FROM = 0.25
 # A taken-out subtree or a chain segment holds at most this share of the room the balance leaves a
 # component (imbalance * n / k vertices), at least 1: heavier kept vertices cost boundary vertices
