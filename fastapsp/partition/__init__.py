@@ -26,10 +26,9 @@ from .jet import jet
 from .kahip import KAHIP_MODES, kahip
 from .kaminpar import kaminpar
 from .metis import metis
-from .reduce import REDUCE_FROM, reduced_labels, should_reduce
 from .refine import boundary_count, refine_boundary
 
-__all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX", "REDUCTIONS",
+__all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX",
            "Partition", "partition_graph", "boundary_mask", "make_partition", "save_partition", "load_partition",
            "graph_fingerprint", "partition_checksum", "partition_record", "refine_boundary",
            "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
@@ -37,7 +36,6 @@ __all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "auto_partitioner", "REFINEM
 DEFAULT_SEED = 42
 DEFAULT_IMBALANCE = 0.03
 REFINEMENTS = ("none", "boundary")
-REDUCTIONS = ("auto", "always", "never")
 REFINED_SUFFIX = "+b"
 AUTO = "auto"
 # Jet from this many vertices on, on the GPU: below it a fresh process's wait for its CUDA context
@@ -75,8 +73,7 @@ def auto_partitioner(n: int, backend: str = "auto") -> str:
 
 
 def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DEFAULT_SEED,
-                    imbalance: float = DEFAULT_IMBALANCE, refine: str = "none", backend: str = "auto",
-                    reduce: str = "never") -> Partition:
+                    imbalance: float = DEFAULT_IMBALANCE, refine: str = "none", backend: str = "auto") -> Partition:
     """Split ``graph`` into ``k`` components.
 
     Parameters
@@ -102,16 +99,6 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         ``boundary_vertices_before_refine`` and ``refine_seconds``.
     backend : {"auto", "numpy", "cupy"}
         Where the run computes: only ``auto`` looks at it.
-    reduce : {"auto", "always", "never"}
-        Partition the graph without its hanging trees and with its chains of
-        degree-2 vertices contracted, then put them back
-        (:mod:`fastapsp.partition.reduce`): ``auto`` where
-        :func:`fastapsp.partition.reduce.should_reduce` says so (METIS on
-        graphs with at least ``REDUCE_FROM`` of their vertices of degree 1
-        or 2: road networks), ``always`` for every partitioner that takes
-        vertex weights, ``never`` (the default: measured, the reduction
-        costs as much as it saves METIS, docs/cli.md).  ``details`` then
-        hold ``reduced_vertices`` and ``reduce_seconds``.
 
     Returns
     -------
@@ -120,7 +107,7 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
     Raises
     ------
     ValueError
-        For an unknown partitioner, refinement or reduction, ``k`` outside ``1..n`` or a negative imbalance.
+        For an unknown partitioner or refinement, ``k`` outside ``1..n`` or a negative imbalance.
 
     Examples
     --------
@@ -141,22 +128,17 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         raise ValueError(f"imbalance: {imbalance} is outside [0, 1)")
     if refine not in REFINEMENTS:
         raise ValueError(f"refine: {refine!r} is not one of {', '.join(REFINEMENTS)}")
-    if reduce not in REDUCTIONS:
-        raise ValueError(f"reduce: {reduce!r} is not one of {', '.join(REDUCTIONS)}")
     base = partitioner[: -len(REFINED_SUFFIX)] if partitioner.endswith(REFINED_SUFFIX) else partitioner
     refined = refine == "boundary" or base != partitioner
     method = base + REFINED_SUFFIX if refined else base
     start = time.perf_counter()
     indptr, indices = graph.undirected_adjacency()
     details = {}
-    labels_of = partial(PARTITIONERS[base], seed=seed)
-    if reduce != "never" and should_reduce(base, indptr, everywhere=reduce == "always"):
-        labels_of = partial(reduced_labels, labels_of=labels_of, details=details)
     if k == 1:
         labels = np.zeros(graph.n, dtype=np.int32)
     else:  # vertices without arcs in components of their own (fastapsp/partition/isolated.py)
-        labels, apart = partition_apart(indptr, indices, k, labels_of, imbalance=imbalance)
-        details.update(apart)
+        labels, details = partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed),
+                                          imbalance=imbalance)
     if refined:
         labels, refined_details = _refine(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
         details.update(refined_details)

@@ -10,14 +10,11 @@ __all__ = ["metis"]
 
 
 def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance: float,
-          objective: str = "cut", vweights: np.ndarray | None = None,
-          eweights: np.ndarray | None = None) -> np.ndarray:
+          objective: str = "cut") -> np.ndarray:
     """Labels from METIS ``PartGraphKway`` on a symmetric CSR structure.
 
     ``objective`` is ``"cut"`` (edge cut, METIS's default) or ``"vol"``
     (total communication volume, which tracks the boundary vertex count).
-    ``vweights`` (one per vertex) and ``eweights`` (one per arc, the same
-    both ways) are positive integers; by default every one is 1.
     """
     try:
         import pymetis
@@ -33,7 +30,5 @@ def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalan
         graph = {"adjacency": pymetis.CSRAdjacency(indptr, indices)}
     else:  # pragma: no cover - pymetis before 2025
         graph = {"xadj": indptr, "adjncy": indices}
-    weights = {name: np.asarray(values, dtype=np.int64) for name, values in
-               (("vweights", vweights), ("eweights", eweights)) if values is not None}
-    _, labels = pymetis.part_graph(int(k), **graph, **weights, options=options, recursive=False)
+    _, labels = pymetis.part_graph(int(k), **graph, options=options, recursive=False)
     return np.asarray(labels, dtype=np.int32)
