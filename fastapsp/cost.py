@@ -121,11 +121,9 @@ def choose_boundary_rows(prediction: dict) -> str:
     return "frontier"
 
 
-# Seconds of the partitioner (METIS on the host) per vertex and per component.  Per vertex: fitted to
-# whole runs at several k (benchmarks/gpu_pipeline.py; the runs: docs/kernels.md).  Per component: the
-# growth of METIS's time with k, about 0.3 ms a component (luxembourg_osm from k = 67 to 200 on an H100
-# machine's host, roadFLA from k = 16 to 1,045 and luxembourg_osm from 32 to 268 on the 2-core machine).
-PARTITION_RATES = {"per_vertex": 1.7e-6, "per_component": 3.0e-4}
+# Seconds of the partitioner (METIS on the host) per vertex and per component, fitted to whole runs at
+# several k (benchmarks/gpu_pipeline.py; the runs: docs/kernels.md).
+PARTITION_RATES = {"per_vertex": 1.7e-6, "per_component": 1.0e-3}
 # Fixed seconds per component on top of its dense work (launches, host logic).
 COMPONENT_OVERHEAD = {"cupy": 4.0e-4, "numpy": 2.0e-4}
 # Component sizes considered by auto_k, and the vertices of the sampled region.
