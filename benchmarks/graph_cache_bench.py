@@ -1,0 +1,66 @@
+"""Reading a graph file: parsing its text against mapping its binary cache (``fastapsp.io.cache``).
+
+For each ``--graph NAME=PATH`` (copied into a temporary folder, so that no cache is left beside the
+original): the seconds of a read that parses the text (``cache="none"``), of the first read with a
+cache (parse and write), and of later reads that map the cache (best of ``--repeat``), with the size
+of the text.  ``CACHE_FROM_BYTES`` in ``fastapsp/io/cache.py`` comes from these records.
+
+    python benchmarks/graph_cache_bench.py --graph roadNY=benchmarks/data/roadNY.mtx.gz \\
+        --out benchmarks/results/graph-cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, write_result  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", default=str(RESULTS / "graph-cache"))
+    args = parser.parse_args(argv)
+
+    import fastapsp
+    import fastapsp.io.cache as cache_module
+
+    cache_module.CACHE_FROM_BYTES = 0  # every file gets its cache here, whatever the rule says
+    records = []
+    with tempfile.TemporaryDirectory(prefix="fastapsp-cache-bench-") as folder:
+        for item in args.graph:
+            name, _, source = item.partition("=")
+            path = Path(folder) / Path(source).name
+            shutil.copy(source, path)
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rb") as f:
+                text_bytes = len(f.read())
+
+            def timed(cache):
+                start = time.perf_counter()
+                graph = fastapsp.read_graph(path, cache=cache)
+                return time.perf_counter() - start, graph
+
+            parse = min(timed("none")[0] for _ in range(args.repeat))
+            first, graph = timed("auto")
+            mapped = min(timed("auto")[0] for _ in range(args.repeat))
+            record = {"graph": name, "n": graph.n, "m": graph.m, "text_bytes": text_bytes,
+                      "parse_seconds": parse, "first_cached_read_seconds": first, "cached_read_seconds": mapped}
+            records.append(record)
+            print(f"{name}: {text_bytes / 2**20:.1f} MiB of text, parse {parse * 1e3:.1f} ms, first read with a "
+                  f"cache {first * 1e3:.1f} ms, cached {mapped * 1e3:.1f} ms", flush=True)
+    path = write_result({"benchmark": "graph_cache_bench", "records": records}, args.out, "graph-cache")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
