@@ -45,7 +45,7 @@ out = {"rank": comm.rank, "node_size": None if node is None else node.size, "rea
 for name in ("first", "second"):
     texts.clear()
     g = io.read_graph(sys.argv[1], comm=comm, cache=sys.argv[2])
-    out[name] = {"texts": len(texts), "mapped": isinstance(g.indices, np.memmap),
+    out[name] = {"texts": len(texts), "mapped": not g.indices.flags.writeable,
                  "graph": [g.n, g.m, g.directed, g.name, g.checksum()]}
 with open(f"{sys.argv[3]}/rank{comm.rank}.json", "w") as fh:
     json.dump(out, fh)

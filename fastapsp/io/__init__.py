@@ -147,8 +147,8 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
     comm : communicator, optional
         The ranks that all need this graph (collective: every rank of
         ``comm`` calls this).  One rank per node reads the file
-        (:mod:`fastapsp.io.nodes`); the node's other ranks map the cache it
-        mapped or receive its arrays.  For the formats of one arc per line
+        (:mod:`fastapsp.io.nodes`); the node's other ranks read the cache it
+        read or receive its arrays.  For the formats of one arc per line
         (``mtx``, ``fastapsp``, ``dimacs``) the readers of several nodes parse
         and check a share of the lines each (:mod:`fastapsp.io.share`).  A bad
         file fails with the same message on every rank.
@@ -189,7 +189,7 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
     if comm is None or comm.size == 1:
         graph, _, save = _read(path, format, undirected, comm, None, cache)
     else:
-        # One rank per node reads; the node's others map the cache it mapped, or receive its arrays.
+        # One rank per node reads; the node's others read the cache it read, or receive its arrays.
         found = {}
 
         def read(readers, names):

@@ -1,10 +1,10 @@
-"""A binary copy of a parsed graph, so that the next read of a large text file maps arrays instead of parsing.
+"""A binary copy of a parsed graph, so that the next read of a large text file reads arrays instead of parsing.
 
 The first read of a graph file of at least :data:`CACHE_FROM_BYTES` of text writes
 its CSR arrays (``indptr``, ``indices``, ``weights`` as ``.npy`` files) and a
 ``meta.json`` into a folder beside it, ``FILE.<format>[-undirected].fastapsp-csr``
 (or into the folder given as the cache location).  A later read with the same
-format and ``undirected`` setting maps the arrays (``numpy.load(mmap_mode="r")``)
+format and ``undirected`` setting reads the arrays (``numpy.load``)
 when the record still matches the file: its size, modification time and the
 hash of its first MiB, and the cache format's version; each array's CRC-32 is
 checked and the CSR validated (:class:`fastapsp.graph.Graph`).  A stale,
@@ -70,7 +70,11 @@ def load_cached(folder: Path | None, path, fmt: str, undirected: bool, *, verify
             return None
         arrays = {}
         for name in _ARRAYS:
-            array = np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            # Read whole, not mapped: NumPy's memmap subclass slowed every later operation on the arrays
+            # (METIS on roadNY 0.218 -> 0.345 s), and reading costs milliseconds (graph_cache_bench.py).
+            # Read-only, as the mapped arrays were: a graph's arrays are never written.
+            array = np.load(folder / f"{name}.npy", allow_pickle=False)
+            array.flags.writeable = False
             if verify and zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B")) != meta["crc32"][name]:
                 return None
             arrays[name] = array

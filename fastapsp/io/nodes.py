@@ -6,16 +6,15 @@ So only the node's first rank, its *reader*, opens the file:
 
 1. The readers (one per node) read it as one process would, through
    :func:`fastapsp.io.read_graph` on the communicator of the readers: each
-   maps the binary cache when every reader finds one that matches the file;
+   reads the binary cache when every reader finds one that matches the file;
    else each parses a share of the lines (:mod:`fastapsp.io.share`, across
    nodes) with the cores it has (:mod:`fastapsp.io.parallel`, within a node).
-2. A reader that mapped the cache tells its node which folder; the others
-   map the same files, so the node holds the arrays once, in its page cache
-   (the reader has checked the arrays' CRC-32; they check the record and the
-   CSR).  A reader that parsed the text sends its CSR arrays to its node
+2. A reader that read the cache tells its node which folder; the others
+   read the same files, from the node's page cache (the reader has checked
+   the arrays' CRC-32; they check the record and the CSR).  A reader that parsed the text sends its CSR arrays to its node
    (``Bcast`` on the node's communicator, in pieces MPI counts can hold).
 3. All ranks meet in one last round (:meth:`fastapsp.io.share.Shared.agree`):
-   a problem on any rank (a bad file on the readers, a failed map or a full
+   a problem on any rank (a bad file on the readers, a failed cache read or a full
    memory on another) is raised on every rank, the same format error with the
    same message, or a :class:`~fastapsp.errors.RankError` naming the rank.
    Every rank takes part in every collective whatever happened before it, so
@@ -77,7 +76,7 @@ def read_on_nodes(comm, read, open_cache):
         All ranks that need the graph.
     read : callable
         ``read(readers, names)`` on the readers: ``(graph, cached)``, where ``cached`` is whatever
-        ``open_cache`` needs to map the same cache (None when the text was parsed); ``readers`` is the
+        ``open_cache`` needs to read the same cache (None when the text was parsed); ``readers`` is the
         communicator of the readers and ``names`` their ranks in ``comm`` (for messages).
     open_cache : callable
         ``open_cache(cached)`` on the node's other ranks: the graph of that cache, or None when it no
@@ -108,7 +107,7 @@ def read_on_nodes(comm, read, open_cache):
 
 
 def _share_in_node(node, graph, cached, problem, open_cache):
-    """The reader's graph on every rank of ``node``: the cache it mapped, or its arrays.  ``(graph, cached,
+    """The reader's graph on every rank of ``node``: the cache it read, or its arrays.  ``(graph, cached,
     problem)``; every rank of ``node`` makes the same collectives whatever fails."""
     if node.rank == 0:
         if problem is not None:
@@ -127,7 +126,7 @@ def _share_in_node(node, graph, cached, problem, open_cache):
             try:
                 graph = open_cache(cached)
                 if graph is None:
-                    raise OSError("the graph cache that the node's first rank mapped no longer matches the file")
+                    raise OSError("the graph cache that the node's first rank read no longer matches the file")
             except Exception as exc:  # noqa: BLE001 - raised on every rank in the last round
                 problem = exc
         return graph, cached, problem
