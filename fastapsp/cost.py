@@ -17,7 +17,8 @@ import numpy as np
 from .graph import arc_positions, distinct
 
 __all__ = ["RATES", "predict", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
-           "least_regret_k", "KNOWN_LAWS", "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS",
+           "least_regret_k", "growth_dimension", "KNOWN_LAWS", "LOW_GROWTH_LAWS", "LOW_GROWTH",
+           "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS",
            "SHARE_RATE", "close_everywhere"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
@@ -141,7 +142,8 @@ _SAMPLE_RANGE = (25_000, _SAMPLE)
 _SAMPLE_PARTS = (1600, 400)  # vertices per part of the two cuts of the sample (sample_boundary)
 
 
-def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: int = 0) -> tuple[float, float]:
+def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: int = 0,
+                    ball=None) -> tuple[float, float]:
     """``(alpha, beta)`` such that a component of ``c`` vertices has about ``alpha * c**beta`` boundary vertices.
 
     Measured, not assumed: a region of about ``sample`` vertices grown by
@@ -150,6 +152,7 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: 
     boundary vertices per part of the two cuts fix the power law (planar
     graphs and road networks give ``beta`` near 1/2, expanders near 1).  The
     region's own rim does not count: only arcs inside the region can cut.
+    ``ball``: that region, already grown (:func:`auto_k` grows it first).
     """
     from .graph import Graph
     from .partition import partition_graph
@@ -159,7 +162,7 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: 
     linked = np.flatnonzero(np.diff(graph.undirected_adjacency()[0]) > 0)
     order = linked if linked.size < n else np.arange(n)
     if order.size > sample:
-        order = _ball(graph, int(order[0]), sample)
+        order = _ball(graph, int(order[0]), sample) if ball is None else ball
         if order.size < 4 * max(sizes):  # the first vertex sits in a small piece: the first ids instead
             order = linked[:sample]
         order = np.sort(order)
@@ -194,11 +197,12 @@ def default_k(n: int) -> int:
     return max(1, min(n, round(n / 1800)))
 
 
-def _ball(graph, start: int, size: int) -> np.ndarray:
+def _ball(graph, start: int, size: int, *, levels: bool = False):
     """About ``size`` vertices nearest to ``start`` in hops (out-arcs; in-arcs too for directed graphs).
 
     Breadth-first search level by level, stopped as soon as enough vertices
-    are reached: the cost follows the ball, not the graph.
+    are reached: the cost follows the ball, not the graph.  ``levels``: also
+    the number of vertices first reached at each hop (``(vertices, sizes)``).
     """
     csrs = [(graph.indptr, graph.indices)]
     if graph.directed:
@@ -224,7 +228,26 @@ def _ball(graph, start: int, size: int) -> np.ndarray:
         seen[frontier] = True
         found.append(frontier)
         total += frontier.size
-    return np.concatenate(found)[:size]
+    ball = np.concatenate(found)[:size]
+    return (ball, np.array([f.size for f in found if f.size])) if levels else ball
+
+
+def growth_dimension(level_sizes) -> float:
+    """How fast a breadth-first ball grows: ``log(vertices reached) / log(hops)``, about d (a little more
+    for small balls) on a d-dimensional grid, and far more on expanders, whose balls take a few hops to
+    reach everything; ``inf`` for a ball of one or two hops.
+
+    Examples
+    --------
+    >>> round(growth_dimension([1, 4, 8, 12, 16, 20, 24, 28, 32, 36]), 2)  # a square grid, 10 hops
+    2.26
+    >>> growth_dimension([1, 100, 10_000])
+    inf
+    """
+    sizes = np.asarray(level_sizes, dtype=np.float64)
+    if sizes.size < 4:
+        return math.inf
+    return float(math.log(sizes.sum()) / math.log(sizes.size))
 
 
 def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str,
@@ -286,6 +309,12 @@ def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: b
 # grow fastest (benchmarks/boundary_laws.py).  least_regret_k weighs a k against all of them.
 KNOWN_LAWS = ((1.04, 0.40), (2.26, 0.34), (2.42, 0.30), (1.72, 0.28), (3.90, 0.46), (2.37, 0.56),
               (10.06, 0.25), (9.13, 0.28), (4.79, 0.55), (7.40, 0.25), (1.13, 0.65), (1.75, 0.84))
+# The laws of the road networks and meshes, which auto_k weighs alone for a graph whose sampled region
+# grows like a plane or slower (growth_dimension at most LOW_GROWTH).  benchmarks/boundary_laws.py records
+# each graph's growth: 1.56-2.47 for the road networks and meshes but delaunay16r (2.83, so it is sampled
+# itself; its law stays among these), 3.00 and 4.95 for the social and vote graphs.
+LOW_GROWTH_LAWS = KNOWN_LAWS[:10]
+LOW_GROWTH = 2.5
 # Host seconds per vertex of the sampled region (sample_boundary: the region and its two METIS
 # cuts), below the least measured over those graphs on the development machine (1.6-15.1 microseconds).
 SAMPLE_SECONDS_PER_VERTEX = 1.5e-6
@@ -345,15 +374,33 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
     # Small graphs on a GPU take milliseconds at any reasonable k; on the CPU even a small graph is
     # measured (one dense closure of a few thousand vertices takes seconds in NumPy): the regret says which.
     sampling = SAMPLE_SECONDS_PER_VERTEX * min(sample, max(linked, 0))
-    k, regret, predicted = least_regret_k(graph.n, graph.m, unit_weights=graph.unit_weights, backend=backend,
-                                          dtype=dtype, memory_bytes=memory_bytes, isolated=isolated, limit=sampling)
-    if regret <= sampling:  # predicted_seconds: under the known law that makes this k slowest
-        return {"k": k, "rule": "least regret over known boundary laws (sampling could not pay off)", **extra,
-                "regret_seconds": round(regret, 6), "sampling_seconds": round(sampling, 6),
+    common = dict(unit_weights=graph.unit_weights, backend=backend, dtype=dtype, memory_bytes=memory_bytes,
+                  isolated=isolated, limit=sampling)
+
+    def least_regret(k, regret, predicted, rule, **more):  # predicted_seconds: under the law that makes k slowest
+        return {"k": k, "rule": rule, **extra, **more, "regret_seconds": round(regret, 6),
+                "sampling_seconds": round(sampling, 6),
                 "predicted_seconds": {key: (round(v, 4) if isinstance(v, float) else v)
                                       for key, v in predicted.items()},
                 "seconds": round(time.perf_counter() - start, 4)}
-    alpha, beta = sample_boundary(graph, sample=sample, sizes=parts, seed=seed)
+
+    k, regret, predicted = least_regret_k(graph.n, graph.m, **common)
+    if regret <= sampling:
+        return least_regret(k, regret, predicted, "least regret over known boundary laws (sampling could not pay off)")
+    # The region the sampling cuts, grown first: where it grows like a plane or slower (road networks, meshes),
+    # only the laws of such graphs are weighed, which agree far more closely than all of them.
+    ball = None
+    if linked > sample:
+        first = int(np.flatnonzero(np.diff(graph.undirected_adjacency()[0]) > 0)[0])
+        ball, hops = _ball(graph, first, sample, levels=True)
+        growth = growth_dimension(hops)
+        if ball.size >= 0.9 * sample and growth <= LOW_GROWTH:
+            k, regret, predicted = least_regret_k(graph.n, graph.m, laws=LOW_GROWTH_LAWS, **common)
+            if regret <= sampling:
+                return least_regret(k, regret, predicted, "least regret over the boundary laws of road networks "
+                                    "and meshes (its region grows like a plane; sampling could not pay off)",
+                                    growth=round(growth, 3))
+    alpha, beta = sample_boundary(graph, sample=sample, sizes=parts, seed=seed, ball=ball)
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
                             dtype=dtype, memory_bytes=memory_bytes, isolated=isolated)
     return {"k": k, "rule": "cost model", "sample": min(sample, linked), **extra, "alpha": round(alpha, 4),

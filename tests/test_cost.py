@@ -83,11 +83,33 @@ def test_small_graphs_are_still_split_on_the_cpu():
 
 
 def test_sampling_where_it_can_pay_off():
-    """A 40,000-vertex grid on the GPU and a 10,000-vertex one on the CPU: the known laws disagree by more
+    """A 60,000-vertex expander on the GPU and a 10,000-vertex grid on the CPU: the known laws disagree by more
     than sampling costs, so the graph's own law is measured."""
-    for graph, backend in ((_grid(200), "cupy"), (_grid(100), "numpy")):
+    for graph, backend in ((_expander(60_000, 3, 0), "cupy"), (_grid(100), "numpy")):
         choice = auto_k(graph, backend=backend)
         assert choice["rule"] == "cost model" and {"alpha", "beta", "predicted_seconds"} <= set(choice)
+
+
+def test_planar_regions_weigh_the_laws_of_roads_and_meshes(monkeypatch):
+    """A 40,000-vertex grid on the GPU: its sampled region grows like a plane, and over the laws of road networks
+    and meshes alone the least-regret k falls short by less than sampling would cost; a 160,000-vertex one
+    (a plane too, but the laws disagree by more there) is sampled, its region grown once."""
+    from fastapsp.cost import LOW_GROWTH, growth_dimension, least_regret_k, LOW_GROWTH_LAWS
+
+    grid = _grid(200)
+    choice = auto_k(grid, backend="cupy")
+    assert choice["rule"].startswith("least regret over the boundary laws of road networks")
+    assert choice["growth"] <= LOW_GROWTH and choice["regret_seconds"] <= choice["sampling_seconds"]
+    k, regret, _ = least_regret_k(grid.n, grid.m, unit_weights=True, backend="cupy", laws=LOW_GROWTH_LAWS)
+    assert (choice["k"], choice["regret_seconds"]) == (k, round(regret, 6))
+    assert growth_dimension([1] + [5] * 3) < growth_dimension([1, 1000, 1000, 1000])  # a plane against an expander
+    import fastapsp.cost as cost_module
+
+    grown = []
+    ball = cost_module._ball
+    monkeypatch.setattr(cost_module, "_ball", lambda *a, **kw: grown.append(a[1:]) or ball(*a, **kw))
+    big = auto_k(_grid(400), backend="cupy")
+    assert big["rule"] == "cost model" and len(grown) == 1
 
 
 def test_least_regret_k_weighs_every_law():
