@@ -18,12 +18,12 @@ from .errors import ConfigError
 from .hostcopy import HostWriter
 from .paths import NO_PREDECESSOR
 from .sources import SOURCES_SSSP_BATCH, sssp_batch
-from .stages import (assemble_row_block, blocked_floyd_warshall, boundary_sssp, build_component_matrix,
+from .stages import (assemble_row_block, boundary_sssp, build_component_matrix,
                      extract_inner_to_boundary, min_plus)
 from .stages.assemble import assemble_in_result
 from .stages.min_plus import Packing
 from .stages.boundary_graph import BoundaryGraph, close_components, closure_batch_limit, closure_budget, levels_bytes
-from .stages.floyd_warshall import DEFAULT_TILE
+from .stages.floyd_warshall import DEFAULT_TILE, close_matrix
 from .stages.predecessors import (assemble_predecessors, boundary_predecessors, component_predecessors,
                                   floyd_warshall_predecessors, min_plus_predecessors)
 from .timing import StageTimer
@@ -371,7 +371,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
             paths.build(vertices, nb)
     with timer("floyd_warshall"):
         if paths is None:
-            blocked_floyd_warshall(matrix, tile=tile)
+            close_matrix(matrix, tile=tile)
         else:
             paths.close_matrix(matrix)
     return matrix

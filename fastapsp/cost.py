@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .graph import arc_positions, distinct
+from .stages.floyd_warshall import SEARCH_NS
 
 __all__ = ["RATES", "predict", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
            "least_regret_k", "growth_dimension", "KNOWN_LAWS", "LOW_GROWTH_LAWS", "LOW_GROWTH",
@@ -30,7 +31,10 @@ SSSP_METHODS = ("auto", "frontier", "boundary-graph")
 # writing and gathering row blocks.
 RATES = {
     "cupy": {"dense": 9.0e12, "frontier_unit": 5.0e9, "frontier_weighted": 3.5e8, "row_bytes": 1.0e12},
-    "numpy": {"dense": 2.0e9, "frontier_unit": 3.0e7, "frontier_weighted": 1.6e7, "row_bytes": 2.0e9},
+    "numpy": {"dense": 2.0e9, "frontier_unit": 3.0e7, "frontier_weighted": 1.6e7, "row_bytes": 2.0e9,
+              # the closures by Dijkstra from every vertex: c (e + c) log2 c per second
+              # (fastapsp.stages.floyd_warshall.SEARCH_NS, which also decides where they run)
+              "search": 1e9 / SEARCH_NS},
 }
 
 
@@ -56,14 +60,16 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     b = np.asarray(boundary, dtype=np.float64)
     total_b = float(b.sum())
     itemsize = np.dtype(dtype).itemsize
-    fw = float((c**3).sum()) / rates["dense"]
+    per_vertex = arcs / max(n, 1)
+    fw = _closure_seconds(c, c * per_vertex, rates)
     minplus = float(((c - b) * b).sum()) * n / rates["dense"]
     columns = np.full(c.shape, float(n)) if whole_rows else np.where(b > 0, float(n), c)
     assemble = float((c * columns).sum()) * itemsize / rates["row_bytes"]
     frontier_rate = rates["frontier_unit" if unit_weights else "frontier_weighted"]
     frontier = {
         "sssp": total_b * arcs / frontier_rate,
-        "floyd_warshall": 2 * fw,  # build + closure with the global boundary rows
+        # build + closure with the global boundary rows (a block of b x b entries more)
+        "floyd_warshall": fw + _closure_seconds(c, c * per_vertex + b * b, rates),
         "min_plus": minplus,
         "assemble": assemble,
     }
@@ -89,6 +95,15 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     for stages in (frontier, boundary_graph):
         stages["total"] = sum(stages.values())
     return {"frontier": frontier, "boundary-graph": boundary_graph}
+
+
+def _closure_seconds(c, finite, rates) -> float:
+    """Seconds of closing matrices of ``c`` vertices with ``finite`` finite entries off the diagonal: the
+    Floyd-Warshall's c^3, or on the host the searches where they cost less (``close_matrix``)."""
+    dense = c**3 / rates["dense"]
+    if "search" in rates:
+        dense = np.minimum(dense, c * (finite + c) * np.log2(np.maximum(c, 2.0)) / rates["search"])
+    return float(np.sum(dense))
 
 
 # Bytes per second of sharing the rows L_q[B_q, :] among the ranks of one host: copied to the host, one
@@ -260,7 +275,7 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
     component matrix and boundary rows would not fit in ``memory_bytes`` is
     not considered.  ``isolated`` vertices (no arc) get their share of the
     components, without boundary, as the partition gives them
-    (:func:`fastapsp.partition.isolated.isolated_split`); sizes below
+    (:func:`fastapsp.partition.isolated.balanced_split`); sizes below
     ``sizes`` are then considered too.  Returns ``(k, predicted)`` with
     ``predicted`` the seconds of the chosen k by part.
     """
@@ -277,14 +292,15 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
 def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str, dtype,
                 memory_bytes: float | None, sizes, isolated: int):
     """``(k, predicted seconds by part)`` of every k :func:`choose_k` considers."""
-    from .partition.isolated import isolated_split
+    from .partition import DEFAULT_IMBALANCE
+    from .partition.isolated import balanced_split, isolated_split
 
     itemsize = np.dtype(dtype).itemsize
     if isolated and isolated_split(n, isolated, max(2, round(n / float(np.min(sizes)))))[1]:
         sizes = np.concatenate([_SMALL_SIZES[_SMALL_SIZES < np.min(sizes)], sizes])
     for c in sizes:
         k = max(1, min(n, round(n / c)))
-        k_rest, k_alone = isolated_split(n, isolated, k) if k > 1 else (1, 0)
+        k_rest, k_alone = balanced_split(n, isolated, k, DEFAULT_IMBALANCE) if k > 1 else (1, 0)
         rest = n - isolated if k_alone else n
         size = rest / k_rest if k_rest else 0.0
         b = min(size, alpha * size**beta) if k_rest > 1 else 0.0

@@ -27,7 +27,7 @@ from fastapsp.stages.boundary_graph import BoundaryGraph
 TARGETS = {
     "sssp": (components, "boundary_sssp"),
     "build": (components, "build_component_matrix"),
-    "floyd_warshall": (components, "blocked_floyd_warshall"),
+    "floyd_warshall": (components, "close_matrix"),
     "local_fw": (components, "close_components"),
     "boundary_graph": (components, "BoundaryGraph"),
     "boundary_rows": (BoundaryGraph, "boundary_rows"),  # a generator: the fault comes at its first row

@@ -117,10 +117,10 @@ def test_a_bad_given_k_replaced_or_kept_gives_scipys_distances(name, directed, m
 
 
 def test_the_stars_bad_k_is_replaced():
-    """The star's leaves outside the hub's component are all boundary: at k = 2 on a star of 8,000 leaves
-    each half is one dense closure of 4,000 vertices (over a minute predicted on the CPU), ten times the
+    """The star's leaves outside the hub's component are all boundary: at k = 2 on a star of 30,000 leaves
+    each half is one dense closure of 15,000 vertices (half an hour predicted on the CPU), ten times the
     cost model's choice of small components."""
-    graph = star(8000, directed=False)
+    graph = star(30000, directed=False)
     lines = []
     plan = make_plan(graph, SolveOptions(backend="numpy", k=2, stats=True, dry_run=True), comm=SerialComm(),
                      log=lines.append)

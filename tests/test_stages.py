@@ -521,3 +521,24 @@ def test_assemble_in_result_equals_the_row_block(minimum):
     np.testing.assert_array_equal(result[vertices], block)
     others = np.setdiff1d(np.arange(n), vertices)
     assert np.all(result[others] == -1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("c,arcs_per_vertex", [(300, 2), (700, 3), (40, 39)])
+def test_close_matrix_takes_searches_where_they_pay(dtype, c, arcs_per_vertex):
+    """close_matrix closes a host matrix as Floyd-Warshall does: by Dijkstra where the matrix is sparse enough
+    (searches_pay), else by Floyd-Warshall itself; whole-number weights (zeros among them) give the same bits."""
+    from fastapsp.stages.floyd_warshall import close_matrix, searches_pay
+
+    rng = np.random.default_rng(c)
+    matrix = np.full((c, c), np.inf, dtype=dtype)
+    src = rng.integers(0, c, c * arcs_per_vertex)
+    dst = rng.integers(0, c, src.size)
+    matrix[src, dst] = rng.integers(0, 20, src.size)
+    np.fill_diagonal(matrix, 0)
+    finite = int(np.isfinite(matrix).sum()) - c
+    assert searches_pay(c, finite) == (arcs_per_vertex < 10)
+    want = blocked_floyd_warshall(matrix.copy())
+    got = close_matrix(matrix)
+    assert got is matrix and got.dtype == dtype
+    np.testing.assert_array_equal(got, want)

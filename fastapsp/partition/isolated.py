@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-__all__ = ["isolated_split", "partition_apart"]
+__all__ = ["isolated_split", "balanced_split", "partition_apart"]
 
 
 def isolated_split(n: int, isolated: int, k: int) -> tuple[int, int]:
@@ -40,6 +40,31 @@ def isolated_split(n: int, isolated: int, k: int) -> tuple[int, int]:
         k_rest, k_isolated = 1, k - 1
     if k_rest > rest:
         k_rest, k_isolated = rest, k - rest
+    return k_rest, k_isolated
+
+
+def balanced_split(n: int, isolated: int, k: int, imbalance: float) -> tuple[int, int]:
+    """``(k_rest, k_isolated)`` as :func:`partition_apart` makes them: :func:`isolated_split`, with
+    components moved to the vertices with arcs while their partitioner would have less than half the room
+    ``imbalance`` gives, and no components of their own (``k_isolated = 0``) where no split keeps every
+    component within the bound.  The cost model weighs k by the same split.
+
+    Examples
+    --------
+    >>> balanced_split(1000, 500, 8, 0.03), balanced_split(700, 634, 7, 0.03)
+    ((4, 4), (7, 0))
+    """
+    k_rest, k_isolated = isolated_split(n, isolated, k)
+    rest_count = n - isolated
+    while k_isolated > 1:  # a partitioner needs some room; one component of the rest needs none
+        room = _rest_imbalance(n, k, imbalance, rest_count, k_rest)
+        if room >= 0 and (k_rest == 1 or room >= imbalance / 2):
+            break
+        k_rest, k_isolated = k_rest + 1, k_isolated - 1
+    bound = math.ceil((1 + imbalance) * n / k - 1e-9)
+    if k_isolated and (_rest_imbalance(n, k, imbalance, rest_count, k_rest) < 0
+                       or -(-isolated // k_isolated) > bound):
+        return k, 0  # no split keeps the balance: the partitioner places them as any vertex
     return k_rest, k_isolated
 
 
@@ -67,17 +92,8 @@ def partition_apart(indptr, indices, k: int, labels_of, *, imbalance: float) -> 
     n = indptr.size - 1
     alone = np.diff(indptr) == 0
     isolated = int(alone.sum())
-    k_rest, k_isolated = isolated_split(n, isolated, k)
     rest_count = n - isolated
-    while k_isolated > 1:  # a partitioner needs some room; one component of the rest needs none
-        room = _rest_imbalance(n, k, imbalance, rest_count, k_rest)
-        if room >= 0 and (k_rest == 1 or room >= imbalance / 2):
-            break
-        k_rest, k_isolated = k_rest + 1, k_isolated - 1
-    bound = math.ceil((1 + imbalance) * n / k - 1e-9)
-    if k_isolated and (_rest_imbalance(n, k, imbalance, rest_count, k_rest) < 0
-                       or -(-isolated // k_isolated) > bound):
-        k_isolated = 0  # no split keeps the balance: the partitioner places them as any vertex
+    k_rest, k_isolated = balanced_split(n, isolated, k, imbalance)
     if k_isolated == 0:
         return np.asarray(labels_of(indptr, indices, k, imbalance=imbalance)), {}
     labels = np.empty(n, dtype=np.int32)
