@@ -43,7 +43,7 @@ def test_report_gives_the_upper_levels_and_the_packing(tmp_path):
                    "--sssp-method", "boundary-graph")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(report.read_text())
-    assert data["packed_16bit"] is False  # the host's products are never packed
+    assert data["packed_16bit"] is True  # whole-number distances that fit in 16 bits: packed, on the host too
     levels = data["upper_levels"]
     assert levels and [entry["level"] for entry in levels] == list(range(1, len(levels) + 1))
     for entry in levels:

@@ -542,3 +542,37 @@ def test_close_matrix_takes_searches_where_they_pay(dtype, c, arcs_per_vertex):
     got = close_matrix(matrix)
     assert got is matrix and got.dtype == dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("largest", [100.0, 16383.0, 20000.0])
+def test_host_min_plus_in_16_bits_is_the_float_product(accumulate, largest, monkeypatch):
+    """min_plus(integer=True) on the host takes 16-bit integers where the operands fit (up to U16_LIMIT) and
+    floats where they do not (``largest`` past it), row chunks of ``out`` with larger distances in floats:
+    the same numbers as the float product, inf where no path."""
+    from fastapsp.stages.min_plus import U16_LIMIT
+
+    rng = np.random.default_rng(int(largest) + accumulate)
+    rows, inner, cols = 70, 16, 40_000  # a few row chunks of 512 KB; an inner dimension that packs
+    a = rng.integers(0, int(min(largest, U16_LIMIT) // 2) + 1, (rows, inner)).astype(np.float32)
+    b = rng.integers(0, int(min(largest, U16_LIMIT) // 2) + 1, (inner, cols)).astype(np.float32)
+    a[rng.random(a.shape) < 0.2] = np.inf
+    b[rng.random(b.shape) < 0.3] = np.inf
+    b[0, 5] = largest
+    out = rng.integers(0, 40_000, (rows, cols)).astype(np.float32)  # some chunks past the limit
+    out[: rows // 2] = np.minimum(out[: rows // 2], U16_LIMIT)
+    out[rng.random(out.shape) < 0.5] = np.inf
+    module = __import__("sys").modules["fastapsp.stages.min_plus"]  # the package exports the function by that name
+
+    packed = []
+    real = module._host_u16
+    monkeypatch.setattr(module, "_host_u16", lambda *args: packed.append(real(*args)) or packed[-1])
+    want = min_plus(a, b, out=out.copy(), accumulate=accumulate)
+    assert packed == []
+    got = min_plus(a, b, out=out.copy(), accumulate=accumulate, integer=True)
+    assert packed == [largest <= U16_LIMIT]
+    np.testing.assert_array_equal(got, want)
+    scattered = np.full((rows + 5, cols), 7.0, dtype=np.float32)
+    ids = rng.permutation(rows + 5)[:rows]
+    min_plus(a, b, out=scattered, out_rows=ids, integer=True)
+    np.testing.assert_array_equal(scattered[ids], min_plus(a, b))
