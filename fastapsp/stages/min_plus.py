@@ -157,11 +157,11 @@ def _host_accumulate(out, a, b, *, integer: bool = False, fresh: bool = False):
 # The packed encoding of minplus_tile_u16.cuh: a finite distance up to U16_LIMIT as itself, inf as U16_INF;
 # the sum of two encoded values stays below 2**16, and one at U16_INF or above is inf.
 U16_INF = 0x7FFF
-# The shortest inner dimension the host takes 16 bits for: a step of K costs about 0.11 ns an entry against
-# 0.23 in float32, but encoding, checking and decoding cost more than a nanosecond an entry.  On the 2-core development machine
-# (benchmarks/results/host-min-plus/): K = 4 2.05 ns an entry in float32 against 2.35, K = 8 3.16 against
-# 3.15, K = 12 3.98 against 3.62, K = 40 10.93 against 6.49.
-HOST_U16_MIN_K = 10
+# The shortest inner dimension the host takes 16 bits for: a step of K costs about 0.12 ns an entry against
+# 0.25 in float32, and converting the result back about 0.8 ns.  On the 2-core development machine
+# (benchmarks/results/host-min-plus/): K = 1 1.02 ns an entry in float32 against 1.41, K = 2 1.36 against
+# 1.31, K = 3 1.64 against 1.42, K = 8 2.93 against 2.00, K = 40 11.11 against 5.67.
+HOST_U16_MIN_K = 3
 
 
 def _encode_u16(x):
@@ -178,7 +178,7 @@ def _encode_u16(x):
 
 def _host_u16(out, a, b, fresh: bool) -> bool:
     """``out = min(out, a (x) b)`` (``out = a (x) b`` when ``fresh``) in 16-bit integers, NumPy's 16-bit loops
-    taking about half the time of its float32 ones; the result decoded through a table of the 2**16 values.
+    taking about half the time of its float32 ones; the result converted back, ``inf`` from U16_INF on.
     Row chunks of ``out`` holding a distance past U16_LIMIT are done in floats.  False (nothing done) where
     an operand does not fit.  It pays where the inner dimension is long enough to outweigh the encoding
     (:data:`HOST_U16_MIN_K`)."""
@@ -189,7 +189,6 @@ def _host_u16(out, a, b, fresh: bool) -> bool:
     rows, cols = out.shape
     chunk = max(1, _HOST_BLOCK_BYTES // max(1, cols * 2))
     scratch = np.empty((2, min(chunk, rows), cols), dtype=np.uint16)
-    table = _decode_table(out.dtype)
     for r0 in range(0, rows, chunk):
         r1 = min(rows, r0 + chunk)
         target = out[r0:r1]
@@ -205,18 +204,6 @@ def _host_u16(out, a, b, fresh: bool) -> bool:
         for t in range(a16.shape[1]):
             np.add(a16[r0:r1, t, None], b16[t], out=tmp)
             np.minimum(acc, tmp, out=acc)
-        np.take(table, acc, out=target)
+        np.copyto(target, acc, casting="unsafe")  # exact: every 16-bit value is a float32
+        np.putmask(target, target >= U16_INF, np.inf)
     return True
-
-
-_DECODE: dict = {}
-
-
-def _decode_table(dtype):
-    """The float of every 16-bit value: itself below U16_INF, ``inf`` from it on."""
-    dtype = np.dtype(dtype)
-    if dtype not in _DECODE:
-        table = np.arange(1 << 16, dtype=dtype)
-        table[U16_INF:] = np.inf
-        _DECODE[dtype] = table
-    return _DECODE[dtype]
