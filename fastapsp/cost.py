@@ -382,7 +382,8 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
 
     start = time.perf_counter()
     # Parts of the sample sized to the graph when it is small.
-    isolated = int(np.count_nonzero(np.diff(graph.undirected_adjacency()[0]) == 0))
+    degree = np.diff(graph.undirected_adjacency()[0])
+    isolated = int(np.count_nonzero(degree == 0))
     linked = graph.n - isolated
     parts = _SAMPLE_PARTS if linked >= 4 * _SAMPLE_PARTS[0] else (max(2, linked // 4), max(2, linked // 16))
     sample = int(np.clip(linked // 10, *_SAMPLE_RANGE))
@@ -406,9 +407,8 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
     # The region the sampling cuts, grown first: where it grows like a plane or slower (road networks, meshes),
     # only the laws of such graphs are weighed, which agree far more closely than all of them.
     ball = None
-    if linked > sample:
-        first = int(np.flatnonzero(np.diff(graph.undirected_adjacency()[0]) > 0)[0])
-        ball, hops = _ball(graph, first, sample, levels=True)
+    if linked > sample:  # grown from the first vertex with arcs, as sample_boundary grows it
+        ball, hops = _ball(graph, int(np.argmax(degree > 0)), sample, levels=True)
         growth = growth_dimension(hops)
         if ball.size >= 0.9 * sample and growth <= LOW_GROWTH:
             k, regret, predicted = least_regret_k(graph.n, graph.m, laws=LOW_GROWTH_LAWS, **common)

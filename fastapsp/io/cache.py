@@ -27,8 +27,8 @@ import numpy as np
 __all__ = ["CACHE_FROM_BYTES", "CACHE_VERSION", "cache_folder", "load_cached", "save_cached", "source_record"]
 
 CACHE_VERSION = 1
-# Text parses at about 25 ms a MiB on one core of the development machine and a cache maps and checks in
-# about 1 ms a MiB (benchmarks/graph_cache_bench.py: luxembourg_osm's 1.4 MiB 29 against 2 ms, roadNY's
+# Text parses at about 25 ms a MiB on one core of the development machine and a cache is read and checked
+# in about 1 ms a MiB (benchmarks/graph_cache_bench.py: luxembourg_osm's 1.4 MiB 29 against 2 ms, roadNY's
 # 4.6 MiB 115 against 4 ms, roadFLA's 17.8 MiB 432 against 16 ms).  Below a MiB the read costs a few
 # hundredths of a second either way, and no cache folder is left beside the file.
 CACHE_FROM_BYTES = 1 << 20

@@ -11,8 +11,9 @@ So only the node's first rank, its *reader*, opens the file:
    nodes) with the cores it has (:mod:`fastapsp.io.parallel`, within a node).
 2. A reader that read the cache tells its node which folder; the others
    read the same files, from the node's page cache (the reader has checked
-   the arrays' CRC-32; they check the record and the CSR).  A reader that parsed the text sends its CSR arrays to its node
-   (``Bcast`` on the node's communicator, in pieces MPI counts can hold).
+   the arrays' CRC-32; they check the record and the CSR).  A reader that
+   parsed the text sends its CSR arrays to its node (``Bcast`` on the
+   node's communicator, in pieces MPI counts can hold).
 3. All ranks meet in one last round (:meth:`fastapsp.io.share.Shared.agree`):
    a problem on any rank (a bad file on the readers, a failed cache read or a full
    memory on another) is raised on every rank, the same format error with the
