@@ -203,6 +203,8 @@ def main(argv=None):
                     "k_choice": report.get("k_choice"), "sources_method": report.get("sources_method"),
                     "startup_seconds": report.get("startup_seconds"), "rank_seconds": report.get("rank_seconds"),
                     "local_closures": report.get("local_closures"),
+                    # the boundary graph's upper levels, level by level on every rank (close, exchange, make)
+                    "upper_levels": report.get("upper_levels"), "packed_16bit": report.get("packed_16bit"),
                 }
                 if args.verify:
                     result["verified_in_run"] = {key: report.get(key) for key in
