@@ -14,6 +14,7 @@ import bisect
 import numpy as np
 
 from .backend import available_bytes, device_csr
+from .cost import receive_relaxations
 from .errors import ConfigError
 from .hostcopy import HostWriter
 from .paths import NO_PREDECESSOR
@@ -186,7 +187,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         with timer("boundary_graph"):
             # With ``comm`` the ranks share out the upper levels' closures (each closes its part, once).
             levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree, comm=comm,
-                                   components=components, packing=packing)
+                                   components=components, packing=packing,
+                                   receive_cost=receive_relaxations("numpy" if xp is np else "cupy", dtype))
         timer.notes["upper_levels"] = levels.upper_seconds
         rows_of = levels.boundary_rows(components)
         # Closures not kept (memory) are closed again when their turn comes, several at once: those of the

@@ -17,7 +17,7 @@ import numpy as np
 from .graph import arc_positions, distinct
 from .stages.floyd_warshall import SEARCH_NS
 
-__all__ = ["RATES", "predict", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
+__all__ = ["RATES", "predict", "receive_relaxations", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
            "least_regret_k", "growth_dimension", "KNOWN_LAWS", "LOW_GROWTH_LAWS", "LOW_GROWTH",
            "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS",
            "SHARE_RATE", "close_everywhere"]
@@ -109,6 +109,14 @@ def _closure_seconds(c, finite, rates) -> float:
 # Bytes per second of sharing the rows L_q[B_q, :] among the ranks of one host: copied to the host, one
 # Allgatherv, copied back; from runs of benchmarks/gpu_pipeline.py under MPI (the runs: docs/kernels.md).
 SHARE_RATE = 0.7e9
+
+
+def receive_relaxations(backend: str, dtype=np.float32) -> int:
+    """Relaxations of a closure that take as long as receiving one distance from another rank
+    (``SHARE_RATE``): a rank closes an upper level's super-group itself where that costs less
+    (:func:`fastapsp.stages.boundary_graph.assign_closures`).  About 51,000 on the GPU, about 20
+    on the host."""
+    return int(_rates(backend, dtype)["dense"] * np.dtype(dtype).itemsize / SHARE_RATE)
 
 
 def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.float32) -> bool:

@@ -50,6 +50,26 @@ def test_a_level_of_one_group_is_closed_by_every_rank_that_needs_it():
     assert owner.tolist() == [0] and closes.ravel().tolist() == [True, False, True]
 
 
+def test_a_rank_closes_what_costs_less_than_receiving_it():
+    """With a price on receiving, the assignment keeps its owners and every closure it made, and adds
+    exactly the closures that cost a rank fewer relaxations than the rows it would receive."""
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        ranks, k = int(rng.integers(2, 6)), int(rng.integers(1, 30))
+        sizes = rng.integers(1, 60, k)
+        boundary = rng.integers(0, sizes + 1)
+        need = rng.random((ranks, k)) < 0.4
+        price = int(rng.integers(0, 40))
+        owner0, closes0 = assign_closures(sizes, need)
+        owner, closes = assign_closures(sizes, need, boundary, receive_cost=price)
+        assert np.array_equal(owner, owner0) and (closes >= closes0).all()
+        rows = np.where(need, sizes[None, :], boundary[None, :])
+        cheaper = sizes[None, :].astype(np.int64) ** 3 <= price * rows * sizes[None, :]
+        assert np.array_equal(closes, closes0 | cheaper)
+    with pytest.raises(ValueError, match="boundary"):
+        assign_closures([3, 4], np.ones((2, 2), dtype=bool), receive_cost=5)
+
+
 def test_levels_split_when_one_rank_is_left_idle():
     """Two super-groups, three ranks, each needed by all: the idle rank closes the larger one too
     (within the slowest rank's time, and it spares the larger transfer)."""
@@ -113,6 +133,8 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
     from fastapsp.stages.boundary_graph import BoundaryGraph, LevelTree, close_components, pack_boundary_rows
 
     comm = MPI.COMM_WORLD
+    name, _, mode = name.partition(":")  # "CASE:local": receiving costs more than any closure
+    receive_cost = 10**9 if mode == "local" else 0
     graph, labels, k, limits, dtype = _case(name)
     part = make_partition(graph, labels, k, method="given", seed=0, imbalance=1.0, seconds=0.0)
     tree = comm.bcast(LevelTree(graph, part, seed=42, **limits) if comm.rank == 0 else None)
@@ -143,7 +165,8 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
         BoundaryGraph._close_super = failing
 
     def build_and_rows():
-        bg = BoundaryGraph(graph, part, blocks, np, dtype, tree=tree, comm=comm, components=mine)
+        bg = BoundaryGraph(graph, part, blocks, np, dtype, tree=tree, comm=comm, components=mine,
+                           receive_cost=receive_cost)
         return bg, {p: rows.copy() for p, rows in bg.boundary_rows(mine)}
 
     bg, rows = run_or_abort(comm, "building the boundary graph", build_and_rows)
@@ -220,6 +243,22 @@ def test_split_levels_equal_one_process_bit_for_bit(tmp_path, case, ranks):
     below_top = [i for i, groups in enumerate(result["groups"]) if groups > 1]
     assert any(result["closures"][i] < ranks * result["groups"][i] for i in below_top), result  # really split
     assert sum(map(sum, result["received"])) > 0, result  # and something travelled
+
+
+@pytest.mark.parametrize("case", ["grid", "random"])
+@pytest.mark.mpi
+@pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (install the 'mpi' extra)")
+def test_levels_closed_by_every_rank_where_receiving_costs_more(tmp_path, case):
+    """Receiving priced above every closure: each rank closes every super-group of every level itself,
+    nothing travels, and the rows are still the one-process rows bit for bit."""
+    out = tmp_path / "result.json"
+    proc = _launch(3, f"{case}:local", out)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["all_rows"] and result["bit_identical"] and result["scipy"], result
+    assert result["upper_recorded"] and result["received"] == result["formula"], result
+    assert result["closures"] == [3 * groups for groups in result["groups"]], result
+    assert sum(map(sum, result["received"])) == 0, result
 
 
 @pytest.mark.mpi

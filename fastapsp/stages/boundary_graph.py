@@ -33,7 +33,10 @@ shared out (:func:`assign_closures`): every super-group is closed by one rank
 rank that makes the super-group's rows when that keeps the level within its
 lower bound ``max(sum / ranks, largest)``), and besides its share a rank
 closes each super-group whose rows it makes when that fits in the time it
-would wait for the level's slowest rank.  The top level, one group, is so
+would wait for the level's slowest rank, and each super-group whose closure
+costs less than receiving it (``receive_cost``: on the GPUs of one host,
+where rows are staged through the host, a level of super-groups of a few
+thousand vertices is closed by every rank and nothing travels).  The top level, one group, is so
 closed by every rank that makes rows: one rank closing it would make the
 others wait for the closure and then for its ``c_top**2`` distances, however
 large it is.  Then, once per level, each rank sends every other rank what it
@@ -363,7 +366,7 @@ class LevelTree:
         return np.argsort(self.ordinals()[0], kind="stable")
 
 
-def assign_closures(sizes, need) -> tuple[np.ndarray, np.ndarray]:
+def assign_closures(sizes, need, boundary=None, receive_cost: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Which ranks close each super-group of one upper level.
 
     Parameters
@@ -372,6 +375,12 @@ def assign_closures(sizes, need) -> tuple[np.ndarray, np.ndarray]:
         Vertices of every super-group; closing one costs ``sizes**3``.
     need : bool array, shape (ranks, k)
         ``need[r, s]``: rank ``r`` makes the rows of super-group ``s``.
+    boundary : array of int, shape (k,), optional
+        Boundary vertices ``nb_s`` of every super-group (needed with ``receive_cost``).
+    receive_cost : int, optional
+        Relaxations of a closure that take as long as receiving one distance
+        from another rank (:func:`fastapsp.cost.receive_relaxations`); 0: a
+        transfer costs nothing, only the balance of the closures counts.
 
     Returns
     -------
@@ -391,6 +400,13 @@ def assign_closures(sizes, need) -> tuple[np.ndarray, np.ndarray]:
     closes also the super-groups it needs and does not close, while its load
     stays within the largest load: that costs it no time and spares their
     transfer.  A level of one group is thus closed by every rank that needs it.
+    Last, a rank closes every super-group it would receive when the closure
+    costs less than the transfer, ``c_s**3 <= receive_cost * rows * c_s`` with
+    ``rows`` the rows it would receive (``c_s`` where it makes the rows of
+    ``s``, else ``nb_s``): where moving a distance between ranks costs tens
+    of thousands of relaxations (the GPUs of one host, rows staged through
+    the host) every rank closes whole levels of super-groups of a few
+    thousand vertices itself and nothing travels.
 
     Examples
     --------
@@ -405,12 +421,25 @@ def assign_closures(sizes, need) -> tuple[np.ndarray, np.ndarray]:
 
     >>> assign_closures([900], np.array([[True], [True], [False]]))[1].ravel().tolist()
     [True, True, False]
+
+    Receiving a distance costs as much as 10 relaxations: every rank closes
+    the super-group of 3 vertices itself (27 relaxations against 10 x 1
+    boundary row x 3 distances), the one of 9 only its owner (729 against
+    10 x 2 x 9):
+
+    >>> need = np.zeros((3, 2), dtype=bool)
+    >>> assign_closures([9, 3], need, [2, 1], receive_cost=10)[1].astype(int).tolist()
+    [[1, 1], [0, 1], [0, 1]]
     """
     need = np.asarray(need, dtype=bool)
     ranks, k = need.shape
-    cost = [int(c) ** 3 for c in np.asarray(sizes).tolist()]  # exact integers: equal on every rank
+    sizes = [int(c) for c in np.asarray(sizes).tolist()]
+    cost = [c**3 for c in sizes]  # exact integers: equal on every rank
     if len(cost) != k:
         raise ValueError(f"sizes: {len(cost)} super-groups, need: {k}")
+    receive_cost = int(receive_cost)
+    if receive_cost and (boundary is None or len(boundary) != k):
+        raise ValueError(f"boundary: the boundary vertices of the {k} super-groups are needed with receive_cost")
     load = [0] * ranks
     owner = np.zeros(k, dtype=np.int64)
     by_cost = sorted(range(k), key=lambda s: (-cost[s], s))
@@ -433,6 +462,13 @@ def assign_closures(sizes, need) -> tuple[np.ndarray, np.ndarray]:
             if need[r, s] and not closes[r, s] and load[r] + cost[s] <= span:
                 closes[r, s] = True
                 load[r] += cost[s]
+    if receive_cost:
+        nb = [int(b) for b in np.asarray(boundary).tolist()]
+        for r in range(ranks):
+            for s in range(k):
+                rows = sizes[s] if need[r, s] else nb[s]
+                if not closes[r, s] and cost[s] <= receive_cost * rows * sizes[s]:
+                    closes[r, s] = True
     return owner, closes
 
 
@@ -523,6 +559,11 @@ class BoundaryGraph:
         The run's decision whether products run in packed 16-bit arithmetic
         (:class:`~fastapsp.stages.min_plus.Packing`), shared with the
         components' products; by default one of its own.
+    receive_cost : int, optional
+        With ``comm``: relaxations of a closure that take as long as receiving
+        one distance from another rank (:func:`fastapsp.cost.receive_relaxations`);
+        a rank closes itself what costs it less than receiving it
+        (:func:`assign_closures`).  0, the default: only the balance counts.
 
     Examples
     --------
@@ -538,8 +579,9 @@ class BoundaryGraph:
 
     def __init__(self, graph, partition, boundary_rows: dict, xp, dtype, *, dense_limit: int | None = None,
                  super_size: int | None = None, seed: int = 42, tree: LevelTree | None = None, comm=None,
-                 components=None, packing: Packing | None = None):
+                 components=None, packing: Packing | None = None, receive_cost: int = 0):
         self.xp = xp
+        self.receive_cost = int(receive_cost)
         self.dtype = np.dtype(dtype)
         if tree is None:
             backend = "numpy" if xp is np else "cupy"
@@ -612,7 +654,7 @@ class BoundaryGraph:
             if ranks == 1:  # alone: every super-group, its rows for the next level, its interior where needed
                 owner, closes = np.zeros(sizes.size, dtype=np.int64), np.ones((1, sizes.size), dtype=bool)
             else:
-                owner, closes = assign_closures(sizes, need)
+                owner, closes = assign_closures(sizes, need, step.nb, self.receive_cost)
             closed = {s: self._close_super(lev, s, step) for s in np.flatnonzero(closes[rank]).tolist()}
             wait()  # (the exchange waits for the closures anyway)
             t1 = time.perf_counter()
