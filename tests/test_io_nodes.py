@@ -152,6 +152,29 @@ def test_cache_written_once_then_mapped_by_every_rank(on_nodes, reads, monkeypat
         _same_graph(graph, alone)
 
 
+def test_a_cache_only_the_reader_finds_damaged_is_dropped_everywhere(on_nodes, reads, monkeypatch, tmp_path):
+    """The node's other ranks read the cache at once, unchecked; when the reader's check finds it damaged
+    (a weight changed, the CSR still sound) they drop what they read and take the reader's parsed arrays."""
+    monkeypatch.setattr(cache_module, "CACHE_FROM_BYTES", 0)
+    path = _mtx(tmp_path, _lines(6), size="40 40 200")
+    alone = read_graph(path, cache="auto")
+    weights = path.with_name("g.mtx.mtx.fastapsp-csr") / "weights.npy"
+    damaged = np.load(weights)
+    damaged[0] += 1.0
+    np.save(weights, damaged)
+    reads.clear()
+    guessed = []
+    real = io.load_cached
+    monkeypatch.setattr(io, "load_cached", lambda *a, verify=True: guessed.append(verify) or real(*a, verify=verify))
+    world, _ = on_nodes([0, 0, 0, 1, 1])
+    results = _run(world, lambda comm: read_graph(path, comm=comm, cache="auto"))
+    assert guessed.count(False) == 3  # the other ranks of both nodes read the damaged cache at once
+    assert len(reads) == 2  # and both readers, finding it damaged, parsed the text
+    for graph, exc in results:
+        assert exc is None, repr(exc)
+        _same_graph(graph, alone)
+
+
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_bad_inputs_same_error_on_every_rank(on_nodes, tmp_path, name):
     path = tmp_path / name

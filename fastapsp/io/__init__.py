@@ -200,7 +200,14 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
             folder, fmt = cached
             return load_cached(folder, path, fmt, undirected, verify=False)
 
-        graph, _ = read_on_nodes(comm, read, open_cache)
+        def guess():  # the node's other ranks, while its reader reads: the cache they find, unchecked
+            if cache in (None, "none"):
+                return None
+            fmt = format or detect_format(path)
+            cached = (cache_folder(path, fmt, undirected, cache), fmt)
+            return cached, open_cache(cached)
+
+        graph, _ = read_on_nodes(comm, read, open_cache, guess)
         save = found.get("save") if comm.rank == 0 else None
     if save is not None:
         save(graph)

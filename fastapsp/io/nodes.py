@@ -9,11 +9,14 @@ So only the node's first rank, its *reader*, opens the file:
    reads the binary cache when every reader finds one that matches the file;
    else each parses a share of the lines (:mod:`fastapsp.io.share`, across
    nodes) with the cores it has (:mod:`fastapsp.io.parallel`, within a node).
-2. A reader that read the cache tells its node which folder; the others
-   read the same files, from the node's page cache (the reader has checked
-   the arrays' CRC-32; they check the record and the CSR).  A reader that
-   parsed the text sends its CSR arrays to its node (``Bcast`` on the
-   node's communicator, in pieces MPI counts can hold).
+2. The node's other ranks read the cache where they find one, at the same
+   time as the reader (they check the record and the CSR, not the arrays'
+   CRC-32).  A reader that read the cache tells its node which folder: the
+   others keep what they read when it is that folder (the reader has checked
+   the CRC-32), else read it now.  A reader that parsed the text (no cache,
+   a stale one or a damaged one) sends its CSR arrays to its node (``Bcast``
+   on the node's communicator, in pieces MPI counts can hold), and the others
+   drop what they read.
 3. All ranks meet in one last round (:meth:`fastapsp.io.share.Shared.agree`):
    a problem on any rank (a bad file on the readers, a failed cache read or a full
    memory on another) is raised on every rank, the same format error with the
@@ -68,7 +71,7 @@ def split_nodes(comm):
     return node, readers
 
 
-def read_on_nodes(comm, read, open_cache):
+def read_on_nodes(comm, read, open_cache, guess=None):
     """The graph on every rank of ``comm``, read by one rank per node (collective; see the module's text).
 
     Parameters
@@ -82,6 +85,11 @@ def read_on_nodes(comm, read, open_cache):
     open_cache : callable
         ``open_cache(cached)`` on the node's other ranks: the graph of that cache, or None when it no
         longer matches.
+    guess : callable, optional
+        ``guess()`` on the node's other ranks while the reader reads: ``(cached, graph)`` of the cache
+        they find themselves (``graph`` None where there is none), or None.  Kept where the reader
+        then names the same ``cached``, so the node's ranks read the cache at once rather than after
+        the reader.
 
     Returns
     -------
@@ -90,7 +98,12 @@ def read_on_nodes(comm, read, open_cache):
     """
     node, readers = split_nodes(comm)
     try:
-        graph = cached = problem = None
+        graph = cached = problem = early = None
+        if readers is None and guess is not None:  # a node's other rank: the cache at once, if it finds one
+            try:
+                early = guess()
+            except Exception:  # noqa: BLE001 - only a guess: the reader's word decides
+                early = None
         if readers is not None:
             try:
                 names = readers.allgather(comm.rank)
@@ -98,7 +111,7 @@ def read_on_nodes(comm, read, open_cache):
             except Exception as exc:  # noqa: BLE001 - raised on every rank in the last round
                 problem = exc
         if node is not None and node.size > 1:
-            graph, cached, problem = _share_in_node(node, graph, cached, problem, open_cache)
+            graph, cached, problem = _share_in_node(node, graph, cached, problem, open_cache, early)
         Shared(comm).agree(problem)  # the last round: the first problem of any rank, on every rank
         return graph, cached
     finally:
@@ -107,9 +120,10 @@ def read_on_nodes(comm, read, open_cache):
                 sub.Free()
 
 
-def _share_in_node(node, graph, cached, problem, open_cache):
+def _share_in_node(node, graph, cached, problem, open_cache, early=None):
     """The reader's graph on every rank of ``node``: the cache it read, or its arrays.  ``(graph, cached,
-    problem)``; every rank of ``node`` makes the same collectives whatever fails."""
+    problem)``; every rank of ``node`` makes the same collectives whatever fails.  ``early``: what this
+    rank's ``guess`` read, kept when the reader read the same cache."""
     if node.rank == 0:
         if problem is not None:
             said = None
@@ -125,7 +139,8 @@ def _share_in_node(node, graph, cached, problem, open_cache):
         if node.rank != 0:
             cached = said[1]
             try:
-                graph = open_cache(cached)
+                graph = early[1] if early is not None and early[0] == cached else None
+                graph = open_cache(cached) if graph is None else graph
                 if graph is None:
                     raise OSError("the graph cache that the node's first rank read no longer matches the file")
             except Exception as exc:  # noqa: BLE001 - raised on every rank in the last round
