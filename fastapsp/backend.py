@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import BackendError
 
-__all__ = ["BACKENDS", "resolve_backend", "array_module", "gpu_count", "gpu_name", "device_csr", "start_gpu_warmup",
+__all__ = ["BACKENDS", "resolve_backend", "mark_gpu_warm", "gpu_warm", "array_module", "gpu_count", "gpu_name", "device_csr", "start_gpu_warmup",
            "available_bytes", "host_available_bytes"]
 
 BACKENDS = ("auto", "numpy", "cupy")
@@ -75,6 +75,22 @@ def start_gpu_warmup(backend: str, ranks: int):
     thread = threading.Thread(target=warm, name="fastapsp-gpu-warmup", daemon=True)
     thread.start()
     return thread
+
+
+_GPU_WARM: list = []  # one entry once this process has finished work on its GPU
+
+
+def mark_gpu_warm() -> None:
+    """Note that this process has finished work on its GPU (a solve, a Jet partition): its CUDA
+    context is made and the kernels a run launches are loaded, so the next run pays only its work
+    (:func:`fastapsp.partition.auto_partitioner` takes Jet from a smaller size then)."""
+    if not _GPU_WARM:
+        _GPU_WARM.append(True)
+
+
+def gpu_warm() -> bool:
+    """Whether :func:`mark_gpu_warm` was called in this process."""
+    return bool(_GPU_WARM)
 
 
 def resolve_backend(name: str) -> str:

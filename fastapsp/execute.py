@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .backend import mark_gpu_warm
 from .comm import max_over_ranks, run_or_abort, run_phase
 from .components import run_components, run_sssp_rows
 from .distributed import boundary_graph_inputs
@@ -152,6 +153,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
         if partition is not None:
             base_sink.metadata = result_metadata(graph, partition, opts, plan.precision)
         sink.commit()
+        if backend == "cupy":
+            mark_gpu_warm()  # the next run of this process finds its GPU started (auto_partitioner)
         if sources is not None and sink.path:
             run_phase(comm, "saving the source ids",
                       (lambda: np.save(ids_path(sink.path), sources)) if comm.rank == 0 else (lambda: None))

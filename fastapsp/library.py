@@ -74,7 +74,9 @@ def solve(graph: Graph, *, k: int | None = None, partitioner: str = "auto", refi
     k : int, optional
         Number of components (default: chosen by the cost model, see :func:`fastapsp.cost.auto_k`).
     partitioner : str
-        ``auto`` (default: ``jet`` on the GPU from 524,288 vertices on, else ``metis``), or a name
+        ``auto`` (default: ``jet`` on the GPU from 524,288 vertices on, or from 65,536 once this
+        process has finished work on its GPU, else ``metis``: :func:`fastapsp.partition.auto_partitioner`),
+        or a name
         of ``fastapsp.partition.PARTITIONERS`` (``metis``, ``metis-vol``,
         ``kahip-{fast,eco,strong,fastsocial,ecosocial,strongsocial}``, ``kaminpar``, ``jet``, each
         also with ``+b`` for the boundary refinement).

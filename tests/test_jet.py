@@ -561,6 +561,24 @@ def test_gpu_auto_partitioner_is_jet_from_its_size_on(xp, monkeypatch):
 
 
 @pytest.mark.gpu
+def test_gpu_work_marks_the_process_warm(xp, monkeypatch):
+    """After a Jet partition, and after a GPU solve, the process counts as warm for ``auto``
+    (AUTO_JET_FROM_WARM)."""
+    import fastapsp
+    import fastapsp.backend as backend
+
+    if xp is np:
+        pytest.skip("runs on CuPy")
+    graph, _ = GRAPHS["minnesota"]()
+    monkeypatch.setattr(backend, "_GPU_WARM", [])
+    partition_graph(graph, 6, "jet")
+    assert backend.gpu_warm()
+    monkeypatch.setattr(backend, "_GPU_WARM", [])
+    fastapsp.stats(graph, backend="cupy", k=6, partitioner="metis")
+    assert backend.gpu_warm()
+
+
+@pytest.mark.gpu
 def test_gpu_jet_array_path_switch(xp):
     """``kernels=False`` runs the array-op code on CuPy: the same labels."""
     if xp is np:

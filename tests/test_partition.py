@@ -205,9 +205,11 @@ def test_unknown_partitioner_lists_names(random_directed):
 
 def test_auto_is_metis_below_the_jet_size_or_without_a_gpu(random_directed, monkeypatch):
     """``auto``: METIS for graphs under AUTO_JET_FROM vertices on any backend, and for every size on NumPy."""
+    import fastapsp.backend as backend
     import fastapsp.partition as partition
 
     needs_library("metis")
+    monkeypatch.setattr(backend, "_GPU_WARM", [])  # a process that has not used its GPU yet
     assert partition.auto_partitioner(partition.AUTO_JET_FROM - 1, "cupy") == "metis"
     assert partition.auto_partitioner(partition.AUTO_JET_FROM, "numpy") == "metis"
     graph = random_directed.graph
@@ -218,6 +220,25 @@ def test_auto_is_metis_below_the_jet_size_or_without_a_gpu(random_directed, monk
     assert partition_graph(graph, 3, "auto", backend="numpy").method == "metis"
     with pytest.raises(ValueError, match="auto"):
         partition_graph(graph, 3, "automatic")
+
+
+def test_auto_takes_jet_from_a_smaller_size_once_the_gpu_has_worked_here(monkeypatch):
+    """Once the process has finished work on its GPU, ``auto`` takes Jet from AUTO_JET_FROM_WARM
+    vertices there; before that from AUTO_JET_FROM; never on NumPy."""
+    import fastapsp.backend as backend
+    import fastapsp.partition as partition
+
+    assert partition.AUTO_JET_FROM_WARM < partition.AUTO_JET_FROM
+    real = backend.resolve_backend
+    monkeypatch.setattr(backend, "resolve_backend", lambda name: "cupy" if name == "cupy" else real(name))
+    sizes = (partition.AUTO_JET_FROM_WARM - 1, partition.AUTO_JET_FROM_WARM, partition.AUTO_JET_FROM)
+    monkeypatch.setattr(backend, "_GPU_WARM", [])
+    assert not backend.gpu_warm()
+    assert [partition.auto_partitioner(n, "cupy") for n in sizes] == ["metis", "metis", "jet"]
+    backend.mark_gpu_warm()
+    assert backend.gpu_warm()
+    assert [partition.auto_partitioner(n, "cupy") for n in sizes] == ["metis", "jet", "jet"]
+    assert [partition.auto_partitioner(n, "numpy") for n in sizes] == ["metis"] * 3
 
 
 def test_auto_is_the_default_of_solve_and_its_report(tmp_path):

@@ -28,7 +28,7 @@ from .kaminpar import kaminpar
 from .metis import metis
 from .refine import boundary_count, refine_boundary
 
-__all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX",
+__all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "AUTO_JET_FROM_WARM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX",
            "Partition", "partition_graph", "boundary_mask", "make_partition", "save_partition", "load_partition",
            "graph_fingerprint", "partition_checksum", "partition_record", "refine_boundary",
            "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
@@ -41,6 +41,13 @@ AUTO = "auto"
 # Jet from this many vertices on, on the GPU: below it a fresh process's wait for its CUDA context
 # and Jet's launches cost more than METIS on the host (the measurements: docs/kernels.md).
 AUTO_JET_FROM = 1 << 19
+# The same once this process has finished work on its GPU (a library session, a notebook;
+# fastapsp.backend.gpu_warm): in one warm process on
+# one H100 Jet partitioned roadNY in 0.14-0.18 s against METIS's 0.40 s, roadBAY in 0.16-0.18 s
+# against 0.46 s and luxembourg_osm (114,599 vertices) in 0.10-0.12 s against 0.11-0.13 s, with 1-6%
+# fewer boundary vertices, and the stats calls took 25-35% less
+# (benchmarks/results/partition-warm/, benchmarks/partition_warm_bench.py).
+AUTO_JET_FROM_WARM = 1 << 16
 
 _BASE = {"metis": metis, "metis-vol": partial(metis, objective="vol")}
 _BASE.update({f"kahip-{mode}": partial(kahip, mode=mode) for mode in KAHIP_MODES})
@@ -56,18 +63,22 @@ for _name, _function in _BASE.items():
 
 def auto_partitioner(n: int, backend: str = "auto") -> str:
     """The partitioner that ``auto`` stands for: ``jet`` on the GPU for graphs of at least
-    ``AUTO_JET_FROM`` vertices, ``metis`` otherwise.
+    ``AUTO_JET_FROM`` vertices, or ``AUTO_JET_FROM_WARM`` once this process has finished work on
+    its GPU (:func:`fastapsp.backend.gpu_warm`), ``metis`` otherwise.
 
-    ``backend`` is ``numpy``, ``cupy`` or ``auto`` (a GPU when CuPy sees one).
+    ``backend`` is ``numpy``, ``cupy`` or ``auto`` (a GPU when CuPy sees one).  A process's
+    first call of a mid-sized graph thus takes METIS and a later one Jet: the distances are
+    the same (exact either way), the partition and the seconds are not.
 
     Examples
     --------
     >>> auto_partitioner(1000, "cupy"), auto_partitioner(1 << 20, "numpy")
     ('metis', 'metis')
     """
-    if n < AUTO_JET_FROM:
+    from ..backend import gpu_warm, resolve_backend
+
+    if n < (AUTO_JET_FROM_WARM if gpu_warm() else AUTO_JET_FROM):
         return "metis"
-    from ..backend import resolve_backend
 
     return "jet" if resolve_backend(backend) == "cupy" else "metis"
 

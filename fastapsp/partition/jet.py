@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import mark_gpu_warm
 from ..errors import BackendError
 from ._arrays import _array_module, _count, _hash32, _stable_argsort, max_part_size
 
@@ -93,7 +94,9 @@ def jet(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance
     if devices < 1:
         raise BackendError("partitioner 'jet' runs on a GPU: cupy sees no CUDA device")
     labels = jet_partition(cupy.asarray(indptr), cupy.asarray(indices), k, seed=seed, imbalance=imbalance)
-    return cupy.asnumpy(labels).astype(np.int32)
+    labels = cupy.asnumpy(labels).astype(np.int32)
+    mark_gpu_warm()
+    return labels
 
 
 # ------------------------------------------------------------------ helpers
