@@ -77,11 +77,14 @@ def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None):
     _, k, method, seed, imbalance, seconds, edge_cut, details = head
     n = graph.n
     shapes = [(n, np.int32), (n, np.bool_), (n, np.int64), (k + 1, np.int64), (k, np.int64)]
-    if comm.rank == 0:
-        arrays = [np.ascontiguousarray(a, dtype=dtype) for a, (_, dtype) in
-                  zip((mine.labels, mine.boundary, mine._order, mine._starts, mine._n_boundary), shapes)]
-    else:
-        arrays = [np.empty(size, dtype=dtype) for size, dtype in shapes]
+
+    def buffers():  # rank 0's arrays, or room for them: every rank has its buffers before any broadcast
+        if comm.rank == 0:
+            return [np.ascontiguousarray(a, dtype=dtype) for a, (_, dtype) in
+                    zip((mine.labels, mine.boundary, mine._order, mine._starts, mine._n_boundary), shapes)]
+        return [np.empty(size, dtype=dtype) for size, dtype in shapes]
+
+    arrays = run_phase(comm, "receiving the partition", buffers)
     for array in arrays:
         comm.Bcast(array, root=0)
     if comm.rank == 0:

@@ -31,14 +31,24 @@ def _rank_program(mode: str, out: str) -> None:
     from mpi4py import MPI
 
     from fastapsp.distributed import partition_everywhere
-    from fastapsp.errors import PartitionError
     from fastapsp.graph import Graph
     from fastapsp.io import read_graph
     from fastapsp.options import SolveOptions
     from fastapsp.partition import make_partition
 
+    import fastapsp.distributed as distributed
+
     comm = MPI.COMM_WORLD
     graph = read_graph(DATA / "minnesota.mtx.gz")
+    if mode == "nomem" and comm.rank == comm.size - 1:  # the last rank finds no room for the arrays
+        class NoRoom:
+            def __getattr__(self, name):
+                return getattr(np, name)
+
+            def empty(self, *args, **kwargs):
+                raise MemoryError("no room for the partition's arrays")
+
+        distributed.np = NoRoom()
     if mode == "other" and comm.rank == comm.size - 1:  # the last rank holds another graph of the same size
         weights = graph.weights.copy()
         indices = graph.indices.copy()
@@ -47,8 +57,8 @@ def _rank_program(mode: str, out: str) -> None:
     opts = SolveOptions(graph="minnesota", k=7, partitioner="metis", seed=3)
     try:
         part = partition_everywhere(graph, opts, 7, "numpy", comm=comm)
-    except PartitionError as exc:
-        answers = comm.gather(str(exc))
+    except Exception as exc:  # noqa: BLE001 - every rank's error, gathered by rank 0
+        answers = comm.gather(f"{type(exc).__name__}: {exc}")
         if comm.rank == 0:
             Path(out).write_text(json.dumps({"errors": answers}))
         return
@@ -92,6 +102,17 @@ def test_a_rank_with_another_graph_fails_on_every_rank(tmp_path):
     assert proc.returncode == 0, proc.stderr
     errors = json.loads(out.read_text())["errors"]
     assert len(errors) == 3 and all("different graphs" in e and "same on every node" in e for e in errors), errors
+
+
+def test_a_rank_without_room_for_the_partition_fails_every_rank(tmp_path):
+    """No rank waits in a broadcast for a rank that could not make room for the arrays."""
+    out = tmp_path / "result.json"
+    proc = _launch(3, "nomem", out)
+    assert proc.returncode == 0, proc.stderr
+    errors = json.loads(out.read_text())["errors"]
+    assert errors[2].startswith("MemoryError") and "no room" in errors[2], errors
+    assert all(e.startswith("RankError") and "rank 2 failed during receiving the partition" in e
+               for e in errors[:2]), errors
 
 
 if __name__ == "__main__":
