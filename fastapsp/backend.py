@@ -77,20 +77,20 @@ def start_gpu_warmup(backend: str, ranks: int):
     return thread
 
 
-_GPU_WARM: list = []  # one entry once this process has finished work on its GPU
+_GPU_WARM = False  # True once this process has finished work on its GPU
 
 
 def mark_gpu_warm() -> None:
     """Note that this process has finished work on its GPU (a solve, a Jet partition): its CUDA
     context is made and the kernels a run launches are loaded, so the next run pays only its work
     (:func:`fastapsp.partition.auto_partitioner` takes Jet from a smaller size then)."""
-    if not _GPU_WARM:
-        _GPU_WARM.append(True)
+    global _GPU_WARM
+    _GPU_WARM = True
 
 
 def gpu_warm() -> bool:
     """Whether :func:`mark_gpu_warm` was called in this process."""
-    return bool(_GPU_WARM)
+    return _GPU_WARM
 
 
 def resolve_backend(name: str) -> str:

@@ -111,12 +111,18 @@ def _closure_seconds(c, finite, rates) -> float:
 SHARE_RATE = 0.7e9
 
 
+def _distance_price(backend: str, dtype) -> float:
+    """Relaxations of a closure that take as long as receiving one distance from another rank
+    (``SHARE_RATE``): what :func:`close_everywhere` and :func:`receive_relaxations` weigh closing against."""
+    return _rates(backend, dtype)["dense"] * np.dtype(dtype).itemsize / SHARE_RATE
+
+
 def receive_relaxations(backend: str, dtype=np.float32) -> int:
     """Relaxations of a closure that take as long as receiving one distance from another rank
-    (``SHARE_RATE``): a rank closes an upper level's super-group itself where that costs less
-    (:func:`fastapsp.stages.boundary_graph.assign_closures`).  About 51,000 on the GPU, about 20
-    on the host."""
-    return int(_rates(backend, dtype)["dense"] * np.dtype(dtype).itemsize / SHARE_RATE)
+    (``SHARE_RATE``), as an integer: a rank closes an upper level's super-group itself where that
+    costs less (:func:`fastapsp.stages.boundary_graph.assign_closures`).  About 51,000 on the GPU,
+    about 20 on the host."""
+    return int(_distance_price(backend, dtype))
 
 
 def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.float32) -> bool:
@@ -133,8 +139,8 @@ def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.floa
         return False
     c = np.asarray(sizes, dtype=np.float64)
     b = np.asarray(boundary, dtype=np.float64)
-    closures = float((c**3).sum()) / _rates(backend, dtype)["dense"]
-    shared = float((b * c).sum()) * np.dtype(dtype).itemsize / SHARE_RATE
+    closures = float((c**3).sum())  # relaxations
+    shared = float((b * c).sum()) * _distance_price(backend, dtype)  # the distances received, in relaxations
     return closures * (1 - 1 / ranks) < shared
 
 

@@ -570,10 +570,10 @@ def test_gpu_work_marks_the_process_warm(xp, monkeypatch):
     if xp is np:
         pytest.skip("runs on CuPy")
     graph, _ = GRAPHS["minnesota"]()
-    monkeypatch.setattr(backend, "_GPU_WARM", [])
+    monkeypatch.setattr(backend, "_GPU_WARM", False)
     partition_graph(graph, 6, "jet")
     assert backend.gpu_warm()
-    monkeypatch.setattr(backend, "_GPU_WARM", [])
+    monkeypatch.setattr(backend, "_GPU_WARM", False)
     fastapsp.stats(graph, backend="cupy", k=6, partitioner="metis")
     assert backend.gpu_warm()
 

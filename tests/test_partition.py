@@ -209,7 +209,7 @@ def test_auto_is_metis_below_the_jet_size_or_without_a_gpu(random_directed, monk
     import fastapsp.partition as partition
 
     needs_library("metis")
-    monkeypatch.setattr(backend, "_GPU_WARM", [])  # a process that has not used its GPU yet
+    monkeypatch.setattr(backend, "_GPU_WARM", False)  # a process that has not used its GPU yet
     assert partition.auto_partitioner(partition.AUTO_JET_FROM - 1, "cupy") == "metis"
     assert partition.auto_partitioner(partition.AUTO_JET_FROM, "numpy") == "metis"
     graph = random_directed.graph
@@ -232,7 +232,7 @@ def test_auto_takes_jet_from_a_smaller_size_once_the_gpu_has_worked_here(monkeyp
     real = backend.resolve_backend
     monkeypatch.setattr(backend, "resolve_backend", lambda name: "cupy" if name == "cupy" else real(name))
     sizes = (partition.AUTO_JET_FROM_WARM - 1, partition.AUTO_JET_FROM_WARM, partition.AUTO_JET_FROM)
-    monkeypatch.setattr(backend, "_GPU_WARM", [])
+    monkeypatch.setattr(backend, "_GPU_WARM", False)
     assert not backend.gpu_warm()
     assert [partition.auto_partitioner(n, "cupy") for n in sizes] == ["metis", "metis", "jet"]
     backend.mark_gpu_warm()

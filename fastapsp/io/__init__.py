@@ -203,8 +203,7 @@ def read_graph(path, *, format: str | None = None, undirected: bool = False, com
         def guess():  # the node's other ranks, while its reader reads: the cache they find, unchecked
             if cache in (None, "none"):
                 return None
-            fmt = format or detect_format(path)
-            cached = (cache_folder(path, fmt, undirected, cache), fmt)
+            cached = _cache_location(path, format, undirected, cache)
             return cached, open_cache(cached)
 
         graph, _ = read_on_nodes(comm, read, open_cache, guess)
@@ -255,14 +254,20 @@ def _read(path, format, undirected: bool, comm, names, cache: str):
     return graph, None, save
 
 
+def _cache_location(path, format, undirected: bool, cache: str):
+    """``(folder, format)``: where the cache of ``path`` read as ``format`` (told from the file when None)
+    lives."""
+    fmt = format or detect_format(path)
+    return cache_folder(path, fmt, undirected, cache), fmt
+
+
 def _cached(path, format, undirected: bool, cache: str, comm):
     """``(folder, format, graph)``: where the cache of ``path`` lives, the format it was read as and the
     graph it holds, when every rank of ``comm`` found one that matches the file (else None: the text is
     read, and a bad file reported there)."""
     graph = folder = fmt = None
     try:
-        fmt = format or detect_format(path)
-        folder = cache_folder(path, fmt, undirected, cache)
+        folder, fmt = _cache_location(path, format, undirected, cache)
         graph = load_cached(folder, path, fmt, undirected)
     except Exception:  # noqa: BLE001 - the text path names what is wrong with the file
         graph = None
