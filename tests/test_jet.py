@@ -546,16 +546,26 @@ def test_gpu_jet_valid_deterministic_and_same_as_numpy(xp, name):
 
 @pytest.mark.gpu
 def test_gpu_auto_partitioner_is_jet_from_its_size_on(xp, monkeypatch):
-    """``auto`` on the GPU: Jet (the same labels) once the graph has AUTO_JET_FROM vertices, METIS below."""
+    """``auto`` on the GPU: Jet (the same labels) once the graph has AUTO_JET_FROM vertices, METIS below;
+    in a process that has worked on its GPU the threshold is AUTO_JET_FROM_WARM."""
+    import fastapsp.backend as backend
     import fastapsp.partition as partition
 
     if xp is np:
         pytest.skip("runs on CuPy")
     graph, _ = GRAPHS["minnesota"]()
+    monkeypatch.setattr(backend, "_GPU_WARM", False)  # a fresh process (earlier tests warmed this one)
     assert partition_graph(graph, 6, "auto", backend="cupy").method == "metis"  # 2,642 vertices
     monkeypatch.setattr(partition, "AUTO_JET_FROM", graph.n)
+    monkeypatch.setattr(backend, "_GPU_WARM", False)
     auto = partition_graph(graph, 6, "auto", backend="cupy")
     assert auto.method == "jet"
+    # Warm (the Jet run above marked it): the warm threshold decides, not AUTO_JET_FROM.
+    monkeypatch.setattr(partition, "AUTO_JET_FROM", graph.n + 1)
+    monkeypatch.setattr(partition, "AUTO_JET_FROM_WARM", graph.n + 1)
+    assert backend.gpu_warm() and partition_graph(graph, 6, "auto", backend="cupy").method == "metis"
+    monkeypatch.setattr(partition, "AUTO_JET_FROM_WARM", graph.n)
+    assert partition_graph(graph, 6, "auto", backend="cupy").method == "jet"
     np.testing.assert_array_equal(auto.labels, partition_graph(graph, 6, "jet").labels)
     assert partition_graph(graph, 6, "auto", backend="numpy").method == "metis"
 
