@@ -11,6 +11,8 @@ each selected call runs ``--repeat`` times:
                         n*n*4 bytes exceed half the host's available memory)
 ``stats``               ``fastapsp.stats(g, backend=B)``
 ``stats(plan)``         the same with a reused ``fastapsp.plan(g, stats=True, backend=B)``
+``stats(plan,stored)``  the same with every product stored and then reduced (none reduced as it is made,
+                        ``fastapsp/kernels/min_plus_stats.cu``), for comparison
 ``shortest_path->cupy`` ``fastapsp.shortest_path(cupyx.scipy.sparse.csr_matrix(g.to_scipy()))``: float64
                         on the GPU (skipped when n*n*8 bytes do not fit the GPU's free memory)
 ``cli``                 ``python -m fastapsp solve PATH --backend B --output none --report R.json``:
@@ -46,6 +48,7 @@ library/CLI ratios on standard output.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -62,12 +65,13 @@ from _common import REPO, _commit, _gpu_name, _version, timed, write_json_atomic
 
 import fastapsp  # noqa: E402
 
-CALLS = ("solve->cupy", "solve->cupy(plan)", "solve->numpy", "stats", "stats(plan)", "shortest_path->cupy",
+CALLS = ("solve->cupy", "solve->cupy(plan)", "solve->numpy", "stats", "stats(plan)", "stats(plan,stored)",
+         "shortest_path->cupy",
          "cli", "cli-stats")
 GPU_CALLS = ("solve->cupy", "solve->cupy(plan)", "shortest_path->cupy")
 # Which command-line call each library call is compared with in the summary.
 CLI_OF = {"solve->cupy": "cli", "solve->cupy(plan)": "cli", "solve->numpy": "cli", "stats": "cli-stats",
-          "stats(plan)": "cli-stats"}
+          "stats(plan)": "cli-stats", "stats(plan,stored)": "cli-stats"}
 STATS_KEYS = ("diameter", "reachable_pairs", "sum_of_distances")
 CHECK_ROWS = 16
 MINNESOTA = REPO / "tests" / "data" / "minnesota.mtx.gz"
@@ -224,8 +228,9 @@ def prepare(call, graph, backend, cp, ref, plans) -> None:
     if call == "solve->cupy(plan)" and call not in plans:
         plans[call] = fastapsp.plan(graph, k=ref.k, partitioner=ref.partitioner, backend="cupy",
                                       output="device")
-    if call == "stats(plan)" and call not in plans:
-        plans[call] = fastapsp.plan(graph, k=ref.k, partitioner=ref.partitioner, stats=True, backend=backend)
+    if call in ("stats(plan)", "stats(plan,stored)") and call not in plans:
+        plans[call] = plans.get("stats(plan)") or plans.get("stats(plan,stored)") or fastapsp.plan(
+            graph, k=ref.k, partitioner=ref.partitioner, stats=True, backend=backend)
 
 
 def run_call(call, graph, backend, cp, ref, plans, caught) -> dict:
@@ -249,6 +254,9 @@ def run_call(call, graph, backend, cp, ref, plans, caught) -> dict:
             result = fastapsp.stats(graph, k=k, partitioner=ref.partitioner, backend=backend)
         elif call == "stats(plan)":
             result = fastapsp.stats(graph, plan=plans[call])
+        elif call == "stats(plan,stored)":
+            with products_stored():
+                result = fastapsp.stats(graph, plan=plans[call])
         elif call == "shortest_path->cupy":
             import cupyx.scipy.sparse as cupyx_sparse
 
@@ -271,6 +279,20 @@ def run_call(call, graph, backend, cp, ref, plans, caught) -> dict:
     del result
     free_memory(cp)
     return record
+
+
+@contextlib.contextmanager
+def products_stored():
+    """Every product stored as a block and reduced by reduce_stats.cu, none reduced as it is made
+    (min_plus_stats.cu): the ``stats(plan,stored)`` variant, for comparison."""
+    from fastapsp import reductions_gpu
+
+    keep = reductions_gpu.product_supports
+    reductions_gpu.product_supports = lambda acc, a, b: False
+    try:
+        yield
+    finally:
+        reductions_gpu.product_supports = keep
 
 
 # ------------------------------------------------------------------ driver

@@ -8,6 +8,12 @@ that leave parts out, or count the histogram another way) reduces the block
 second, beside a plain read of the block (``cupy.max``) as the floor.
 
     python benchmarks/stats_kernel_bench.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz --tag stats-kernel
+
+``--product K ...`` times instead, for each inner dimension K, the statistics of a product reduced as it
+is made (``min_plus_stats.cu``, :meth:`StatsAccumulator.update_product`) against the product stored in
+a block and then reduced (the packed min-plus, then ``reduce_stats.cu`` with ST_PAIRS): the product of
+the ball's distances to K of its vertices with those K vertices' rows to the rest of the graph, both
+on the compute stream.
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
     parser.add_argument("--tag", default="stats-kernel")
+    parser.add_argument("--product", type=int, nargs="+", metavar="K",
+                        help="time the product reduced as it is made against stored then reduced, at these K")
     args = parser.parse_args()
 
     import cupy as cp
@@ -77,6 +85,8 @@ def main() -> int:
                           unit_weights=graph.unit_weights)
     cp.cuda.Device().synchronize()
     nbytes = block.nbytes
+    if args.product:
+        return product_bench(name, graph, sources, block, args)
 
     results = [{"variant": "read_floor (cupy.max)", "seconds": event_seconds(cp, lambda: cp.max(block), args.repeat)}]
     reference = None
@@ -110,6 +120,56 @@ def main() -> int:
     record = {"benchmark": "stats_kernel_bench", "graph": name, "n": graph.n, "m": int(graph.indices.size),
               "rows": int(args.rows), "block_bytes": int(nbytes), "repeat": args.repeat, "results": results}
     write_result(record, folder=RESULTS / args.tag, name=f"stats-kernel-{name}.json")
+    return 0
+
+
+def product_bench(name, graph, sources, block, args) -> int:
+    """``--product``: seconds and distances per second of both ways at each K (see the module text)."""
+    import cupy as cp
+
+    from fastapsp.backend import device_csr
+    from fastapsp.reductions import StatsAccumulator
+    from fastapsp.reductions_gpu import GpuStats
+    from fastapsp.stages import boundary_sssp
+    from fastapsp.stages.min_plus import min_plus
+
+    r = sources.size
+    indptr, indices, weights = device_csr(graph, cp)
+    rng = np.random.default_rng(0)
+    results = []
+    for k in args.product:
+        picks = np.sort(rng.choice(r, size=k, replace=False))
+        a = cp.ascontiguousarray(block[:, cp.asarray(picks)])
+        b = boundary_sssp(indptr, indices, weights, cp.asarray(sources[picks]), dtype=np.float32,
+                          unit_weights=graph.unit_weights)[:, r:]
+        ids = np.arange(r)  # stand-in row ids before the columns (r, n)
+
+        def fresh():
+            acc = StatsAccumulator(graph.n, xp=cp, integer=True, directed=False)
+            acc._gpu = GpuStats(acc, acc.max_distance, overlap=False)  # every kernel on the compute stream
+            return acc
+
+        fused_acc, stored_acc = fresh(), fresh()
+        out = cp.empty((r, b.shape[1]), dtype=cp.float32)
+
+        def stored():
+            min_plus(a, b, out=out, integer=True)
+            stored_acc.update_beyond(ids, r, out)
+
+        fused = event_seconds(cp, lambda: fused_acc.update_product(ids, r, a, b), args.repeat)
+        both = event_seconds(cp, stored, args.repeat)
+        same = bool(cp.array_equal(fused_acc._gpu.collapse(fused_acc._gpu.level_reached()),
+                                   stored_acc._gpu.collapse(stored_acc._gpu.level_reached()))
+                    and cp.array_equal(fused_acc.row_sum, stored_acc.row_sum))
+        entries = r * b.shape[1]
+        results.append({"k": k, "fused_seconds": fused, "stored_seconds": both, "entries": entries,
+                        "fused_g_per_s": entries / fused / 1e9, "stored_g_per_s": entries / both / 1e9,
+                        "same_histogram_and_row_sums": same})
+        print(f"{name} K={k:3d}: reduced as made {fused * 1e3:7.2f} ms ({entries / fused / 1e9:5.0f} G/s), "
+              f"stored then reduced {both * 1e3:7.2f} ms ({entries / both / 1e9:5.0f} G/s), same {same}")
+    record = {"benchmark": "stats_kernel_bench --product", "graph": name, "n": graph.n,
+              "m": int(graph.indices.size), "rows": int(r), "repeat": args.repeat, "results": results}
+    write_result(record, folder=RESULTS / args.tag, name=f"stats-product-{name}.json")
     return 0
 
 

@@ -120,7 +120,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    boundary_rows: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
                    seed: int = 42, tree=None, timer: StageTimer | None = None, pred_sink=None,
-                   pairs: bool = False, whole_rows: bool = True, comm=None) -> dict:
+                   pairs: bool = False, whole_rows: bool = True, comm=None, products=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``boundary_rows`` says where the boundary rows come from.  ``"frontier"``: the
@@ -145,6 +145,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     ``whole_rows=False`` (nothing needs every distance: ``--stats``, no output): a component with no
     boundary vertex, which no arc joins to another, reaches nothing outside itself, and its row block
     covers its own columns only (every other distance is ``inf``, which statistics do not count).
+    ``products`` (a :class:`fastapsp.reductions.ProductStats`, with ``pairs`` and nothing else needing
+    the rows): a component's rows past its own columns go there as its interior rows' product with its
+    boundary rows, reduced as it is made where the product allows (no block of those columns).
     ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
     chosen sources: other components are skipped (``--sources``).
     ``pred_sink``, when given, receives the int32 predecessor block of every
@@ -225,7 +228,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
                            on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows,
-                           needs_matrix=needed, packing=packing)
+                           needs_matrix=needed, packing=packing, products=products)
             del rows_b, matrix
         writer.close(timer)
         timer.notes["packed_16bit"] = packing.answer
@@ -255,7 +258,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
                        paths=paths, pairs=pairs, whole_rows=whole_rows,
-                       needs_matrix=_needs_matrix(partition, arcs, p), packing=packing)
+                       needs_matrix=_needs_matrix(partition, arcs, p), packing=packing, products=products)
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -381,7 +384,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
                on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, needs_matrix=True,
-               packing=None):
+               packing=None, products=None):
     """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
     columns from the component's first vertex on: see :func:`run_components`).
 
@@ -396,7 +399,9 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     the rows where they lie: the product writes the interior rows there and the
     assembly completes them, with no row block and no copy.
     ``packing`` (:class:`~fastapsp.stages.min_plus.Packing`): the run's decision whether products
-    run in packed 16-bit arithmetic; none: float32 products.
+    run in packed 16-bit arithmetic; none: float32 products.  ``products``
+    (:class:`~fastapsp.reductions.ProductStats`, with ``pairs``): the columns past the component's own
+    go there when the run packs its products and ``products.fuses`` the component's.
     """
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host)
@@ -427,6 +432,13 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     last = n
     if not whole_rows and nb == 0 and c:  # no path leaves the component: its own columns only
         first, last = max(first, int(vertices_host.min())), int(vertices_host.max()) + 1
+    if products is not None and pairs and needs_matrix and paths is None and c > nb and first + c < last \
+            and packing is not None and packing(rows_b) and products.fuses(inner, rows_b):
+        # Past its own columns (pairs: the component is the run first .. first + c - 1) a row is the product
+        # alone, reduced as it is made; the own columns below take the block, the closure and the assembly.
+        with timer("min_plus"):
+            products.add(vertices_host[nb:], vertices_host[:nb], first + c, inner, rows_b[:, first + c : last])
+        last = first + c
     # On the GPU, rows of whole 16-byte groups, so that the min-plus kernels store them as vectors
     # whatever n is (a block that goes to the host stays contiguous for its copy).
     pad = 16 // dtype.itemsize if xp is not np and not sink.needs_host else 1

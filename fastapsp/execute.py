@@ -23,7 +23,7 @@ from .distributed import boundary_graph_inputs
 from .errors import ConfigError
 from .paths import ids_path, predecessors_path
 from .progress import make_progress
-from .reductions import StatsAccumulator, finish_stats
+from .reductions import ProductStats, StatsAccumulator, finish_stats
 from .report import result_metadata, run_report
 from .sink import make_sink
 from .smalldist import SMALL_DTYPES, SmallIntSink
@@ -114,6 +114,9 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
     progress = make_progress(work if work is not None else [sources.size], graph.n, rank=comm.rank,
                              quiet=opts.quiet)
     on_block = chain(feed, sampler, progress)
+    # Each pair once on the GPU: past a component's own columns its rows go to the statistics as a product,
+    # reduced as it is made where the kernel allows (fastapsp/reductions.py ProductStats).
+    products = ProductStats(accumulator, progress) if plan.each_pair_once and backend == "cupy" else None
     verified: dict = {}
     closures = None  # boundary-graph method: who closes which components
     stage_seconds: dict = {}
@@ -147,7 +150,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                                          tile=opts.tile, block_bytes=block_bytes, on_block=on_block, rows=selection,
                                          boundary_rows=plan.boundary_rows, seed=opts.seed, tree=plan.tree,
                                          timer=timer, cleanup=cleanup, pred_sink=pred_sink,
-                                         pairs=plan.each_pair_once, whole_rows=plan.whole_rows, **extra)
+                                         pairs=plan.each_pair_once, whole_rows=plan.whole_rows, products=products,
+                                         **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, plan.dtype, comm=comm)
         if partition is not None:

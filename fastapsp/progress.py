@@ -31,7 +31,11 @@ class Progress:
         self.bar.set_postfix_str(f"components {finished}/{self.ends.size}", refresh=False)
 
     def __call__(self, ids, column_start, block) -> None:
-        rows = block.shape[0] * block.shape[1] / self.n
+        self.advance(block.shape[0] * block.shape[1])
+
+    def advance(self, entries: int) -> None:
+        """Count ``entries`` distances done (a block's, or those reduced as they were made)."""
+        rows = entries / self.n
         self.done += rows
         self._set_postfix()
         self.bar.update(rows)

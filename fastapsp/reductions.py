@@ -47,7 +47,7 @@ import numpy as np
 
 from .backend import array_module
 
-__all__ = ["StatsAccumulator", "Stats", "finish_stats"]
+__all__ = ["StatsAccumulator", "ProductStats", "Stats", "finish_stats"]
 
 # Elements of one row block reduced at once: bounds the temporaries (about 30 bytes each).
 _CHUNK_ELEMENTS = 1 << 22
@@ -164,16 +164,57 @@ class StatsAccumulator:
             raise TypeError(f"block: a {type(block).__module__} array, but the accumulator lives on "
                             f"{self.xp.__name__}")
         r, w = block.shape
-        rows_host = np.asarray(rows.get() if hasattr(rows, "get") else rows, dtype=np.int64)
-        if rows_host.shape != (r,):
-            raise ValueError(f"rows: expected {r} vertex ids, found shape {rows_host.shape}")
-        if column_start < 0 or column_start + w > self.n:
-            raise ValueError(f"column_start: columns {column_start}..{column_start + w - 1} leave 0..{self.n - 1}")
+        rows_host = self._checked_rows(rows, column_start, block.shape)
         if r == 0 or w == 0:
             return
         inside = (rows_host >= column_start) & (rows_host < column_start + w)
         self.diagonal[rows_host[inside]] += 1
         self._add(rows, rows_host, column_start, block)
+
+    def update_beyond(self, rows, column_start: int, block) -> None:
+        """Add ``block[a, j] = d(rows[a], column_start + j)`` of an undirected graph, each entry for both
+        orders: every column lies past the component of every row (what :meth:`update` with ``pairs``
+        does with the columns from a component's end on, for rows that need not be consecutive)."""
+        rows_host = self._checked_rows(rows, column_start, block.shape)
+        if self.directed:
+            raise ValueError("pairs: each pair once is for undirected graphs (d(u, v) = d(v, u))")
+        if rows_host.size and rows_host.max() >= column_start:
+            raise ValueError(f"update_beyond: row {int(rows_host.max())} is not before column {column_start}")
+        if block.size:
+            self._add(rows, rows_host, column_start, block, pairs=True)
+
+    def product_fuses(self, a, b) -> bool:
+        """Whether :meth:`update_product` reduces the product ``a (x) b`` as it is made (one GPU kernel)."""
+        if self.xp is np:
+            return False
+        from .reductions_gpu import product_supports
+
+        return product_supports(self, a, b)
+
+    def update_product(self, rows, column_start: int, a, b) -> None:
+        """:meth:`update_beyond` with the block ``min_k a[i, k] + b[k, j]``, which is made and reduced by one
+        kernel and never stored (``fastapsp/kernels/min_plus_stats.cu``); :meth:`product_fuses` must hold."""
+        rows_host = self._checked_rows(rows, column_start, (a.shape[0], b.shape[1]))
+        if not self.product_fuses(a, b):
+            raise ValueError(f"update_product: a {a.dtype} product of inner dimension {a.shape[1]} is not reduced "
+                             "as it is made here; compute the block and use update_beyond")
+        if rows_host.size and rows_host.max() >= column_start:
+            raise ValueError(f"update_product: row {int(rows_host.max())} is not before column {column_start}")
+        from .reductions_gpu import GpuStats
+
+        if self._gpu is None:
+            self._gpu = GpuStats(self, self.max_distance)
+        self._gpu.update_product(rows, rows_host, column_start, a, b)
+
+    def _checked_rows(self, rows, column_start: int, shape) -> np.ndarray:
+        """``rows`` on the host (int64), checked against a block of ``shape`` from ``column_start``."""
+        r, w = shape
+        rows_host = np.asarray(rows.get() if hasattr(rows, "get") else rows, dtype=np.int64)
+        if rows_host.shape != (r,):
+            raise ValueError(f"rows: expected {r} vertex ids, found shape {rows_host.shape}")
+        if column_start < 0 or column_start + w > self.n:
+            raise ValueError(f"column_start: columns {column_start}..{column_start + w - 1} leave 0..{self.n - 1}")
+        return rows_host
 
     def _add(self, rows, rows_host, column_start: int, block, *, pairs: bool = False) -> None:
         """Add a checked, non-empty block: on the GPU by the fused kernel where it applies (no wait),
@@ -364,6 +405,36 @@ def _compute(n, integer, directed, width, row_sum, col_sum, row_reach, col_reach
         "counts": counts.tolist(),
     }
     return Stats(scalars, histogram, vertex)
+
+
+class ProductStats:
+    """``--stats`` of an undirected graph, each pair once, past each component's own columns: the rows of
+    a component there are its interior rows' product with its boundary rows, ``a (x) b``, and the
+    boundary rows ``b`` themselves; where :meth:`fuses` holds, the product is reduced as it is made
+    (:meth:`StatsAccumulator.update_product`) and no block of those columns is stored.
+
+    Parameters
+    ----------
+    acc : StatsAccumulator
+        The run's accumulator (its vertex order is the run's, see ``vertex_order``).
+    progress : callable, optional
+        :class:`fastapsp.progress.Progress`: told the distances done.
+    """
+
+    def __init__(self, acc: StatsAccumulator, progress=None) -> None:
+        self.acc, self.progress = acc, progress
+
+    def fuses(self, a, b) -> bool:
+        """Whether :meth:`add` takes this product (see :meth:`StatsAccumulator.product_fuses`)."""
+        return self.acc.product_fuses(a, b)
+
+    def add(self, interior, boundary, column_start: int, a, b) -> None:
+        """The distances from ``interior`` (through ``a (x) b``) and ``boundary`` (``b``) to the columns from
+        ``column_start`` on, all past the rows' component."""
+        self.acc.update_product(interior, column_start, a, b)
+        self.acc.update_beyond(boundary, column_start, b)
+        if self.progress is not None:
+            self.progress.advance((len(interior) + len(boundary)) * b.shape[1])
 
 
 @dataclass

@@ -23,13 +23,14 @@ import numpy as np
 
 from .kernels import get_kernel
 
-__all__ = ["GpuStats", "kernel_supports"]
+__all__ = ["GpuStats", "kernel_supports", "product_supports", "PRODUCT_MAX_K"]
 
 _TILE_COLS = 2048  # columns per block of stats_block (ST_TILE_COLS)
 _THREADS = 256
 _SHARED_BYTES = 44 * 1024  # shared-memory bins per block (the rest of 48 KiB holds row partials)
 _FINE_BITS = 62  # fine indices below 2**62 are counted (ST_FINE_LIMIT)
 _MIN_SLAB_ROWS = 64  # rows per block at least: the shared bins are cleared and flushed once per block
+_MAX_GRID_Y = 65535
 
 
 def kernel_supports(acc, block) -> bool:
@@ -47,9 +48,27 @@ def _options(integer: bool, directed: bool, *, pairs: bool) -> tuple:
 
 def kernel_variants() -> list[tuple]:
     """The kernel modules of the fused statistics (:func:`fastapsp.stages._cuda.kernel_variants`' form)."""
-    return [("reduce_stats.cu", "stats_block", real, "int32", _options(integer, directed, pairs=pairs))
-            for real in ("float32", "float64") for integer in (False, True)
-            for directed, pairs in ((False, False), (True, False), (False, True))]
+    blocks = [("reduce_stats.cu", "stats_block", real, "int32", _options(integer, directed, pairs=pairs))
+              for real in ("float32", "float64") for integer in (False, True)
+              for directed, pairs in ((False, False), (True, False), (False, True))]
+    return blocks + [("min_plus_stats.cu", "min_plus_stats", "float32")]
+
+
+# The statistics of a product made and reduced in one kernel (min_plus_stats.cu), for inner dimensions up to
+# PRODUCT_MAX_K: on one H100 it took 10% less time than the product stored and then reduced at K = 20 and
+# as long or longer from K = 40 (docs/kernels.md; benchmarks/stats_kernel_bench.py --product).
+PRODUCT_MAX_K = 32
+_PRODUCT_COLS = 512  # columns a block of min_plus_stats.cu covers (SKU_CT tiles of SKU_COLS)
+_PRODUCT_ROWS = 64  # rows a block covers (MP_TILE)
+_PRODUCT_SHARED_BINS = 4096  # the histogram bins a block counts in shared memory
+_PARTIAL_BYTES = 1 << 26  # row partials of one launch at most (24 bytes a row and block of columns)
+
+
+def product_supports(acc, a, b) -> bool:
+    """Whether :meth:`GpuStats.update_product` reduces ``a (x) b`` in one kernel: whole-number float32
+    distances with a first bin width of 1, and an inner dimension from 1 to :data:`PRODUCT_MAX_K`."""
+    return (acc.integer and acc.base_width == 1.0 and not acc.directed and a.dtype == np.float32
+            and b.dtype == np.float32 and 1 <= a.shape[1] <= PRODUCT_MAX_K and a.shape[1] == b.shape[0])
 
 
 def _levels(bins: int, base: float, max_distance: float | None) -> int:
@@ -165,6 +184,53 @@ class GpuStats:
                     (rows_dev, np.int32(r), np.int32(gx), p_sum, p_cnt, p_harm, p_max, acc.row_sum, acc.row_reach,
                      acc.row_harm, acc.row_max))
 
+    def update_product(self, rows, rows_host, column_start: int, a, b) -> None:
+        """Add ``min_k a[i, k] + b[k, j] = d(rows[i], column_start + j)``, each entry for both orders (an
+        undirected graph's pairs, :meth:`update` with ``pairs``), made and reduced by one kernel
+        (``min_plus_stats.cu``) with no block stored: :func:`product_supports` must hold.
+
+        Launched on the compute stream after every reduction launched so far (they add to the same
+        rows); the host does not wait.
+        """
+        cp, acc = self.cp, self.acc
+        from .stages._cuda import row_major
+
+        r, k = a.shape
+        w = b.shape[1]
+        if r == 0 or w == 0:
+            return
+        self.after_kernels()
+        a_, lda = row_major(a, np.float32)
+        b_, ldb = row_major(b, np.float32)
+        rows_dev = self.device_rows(rows, rows_host)
+        main = get_kernel("min_plus_stats.cu", "min_plus_stats", np.float32)
+        collect = get_kernel("reduce_stats.cu", "stats_rows", np.float32, options=self.pair_options)
+        shared_bins = int(min(acc.bins, _PRODUCT_SHARED_BINS))
+        smem = _product_shared_bytes() + 4 * shared_bins
+        if main.max_dynamic_shared_size_bytes < smem:
+            main.max_dynamic_shared_size_bytes = smem
+        span = _MAX_GRID_Y * _PRODUCT_COLS
+        for c0 in range(0, w, span):
+            c1 = min(w, c0 + span)
+            gy = -(-(c1 - c0) // _PRODUCT_COLS)
+            step = max(_PRODUCT_ROWS, _PARTIAL_BYTES // (24 * gy) // _PRODUCT_ROWS * _PRODUCT_ROWS)
+            for a0 in range(0, r, step):
+                a1 = min(r, a0 + step)
+                m = a1 - a0
+                p_sum = cp.empty((m, gy), dtype=cp.int64)
+                p_cnt = cp.empty((m, gy), dtype=cp.int32)
+                p_harm = cp.empty((m, gy), dtype=cp.float64)
+                p_max = cp.empty((m, gy), dtype=cp.float32)
+                main((-(-m // _PRODUCT_ROWS), gy), (_THREADS,),
+                     (a_[a0:a1], np.int64(lda), b_[:, c0:c1], np.int64(ldb), np.int32(m), np.int32(c1 - c0),
+                      np.int32(k), np.int32(self.log2bins), np.int32(shared_bins), np.int32(self.levels), self.level,
+                      self.hist, self.overflow, p_sum, p_cnt, p_harm, p_max, np.int64(column_start + c0),
+                      acc.col_sum, acc.col_reach, acc.col_harm, acc.col_max, np.uint64(0)),
+                     shared_mem=smem)
+                collect((-(-m // (_THREADS // 32)),), (_THREADS,),
+                        (rows_dev[a0:a1], np.int32(m), np.int32(gy), p_sum, p_cnt, p_harm, p_max, acc.row_sum,
+                         acc.row_reach, acc.row_harm, acc.row_max))
+
     def level_reached(self) -> int:
         """The widest level any counted distance needed (waits for the GPU)."""
         self.release()
@@ -188,3 +254,13 @@ class GpuStats:
             else:
                 out[: bins >> shift] += part.reshape(bins >> shift, 1 << shift).sum(axis=1)
         return out
+
+
+def _product_shared_bytes() -> int:
+    """Dynamic shared memory of min_plus_stats.cu less its bins: the packed operands
+    (``SmallKU16Smem``: A's 64 + 4 columns and two B tiles of 64 column pairs, SKU_MAXK = 32 rows each)
+    and a tile's column partials per warp (``StatsColumns``: three 32-bit fields and a double)."""
+    maxk = PRODUCT_MAX_K
+    operands = 4 * maxk * (_PRODUCT_ROWS + 4) + 4 * 2 * maxk * 64
+    columns = (_THREADS // 32) * 128 * (3 * 4 + 8)
+    return operands + columns

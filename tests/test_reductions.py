@@ -306,3 +306,30 @@ def test_permuted_graph_keeps_every_arc(directed):
     np.testing.assert_array_equal(r, d[np.ix_(order, order)])
     with pytest.raises(ValueError, match="permutation"):
         graph.permuted(np.zeros(graph.n, dtype=np.int64))
+
+
+def test_update_beyond_is_update_with_pairs_past_the_component():
+    """update_beyond (rows that need not be consecutive, every column past them) adds what update with
+    pairs adds for the columns past a component; and the NumPy accumulator fuses no product."""
+    rng = np.random.default_rng(8)
+    n = 40
+    d = rng.integers(1, 30, (n, n)).astype(np.float64)
+    d = np.minimum(d, d.T)
+    np.fill_diagonal(d, 0)
+    d[3, 20:25] = d[20:25, 3] = np.inf
+    rows = np.arange(0, 10)
+    paired = StatsAccumulator(n, integer=True, directed=False)
+    paired.update(rows, 0, d[rows], pairs=True)
+    beyond = StatsAccumulator(n, integer=True, directed=False)
+    beyond.update(rows, 0, d[rows][:, :10])
+    beyond.update_beyond(rows[[7, 2, 5, 0, 9, 1, 3, 4, 6, 8]], 10, d[[7, 2, 5, 0, 9, 1, 3, 4, 6, 8]][:, 10:])
+    for key in ("row_sum", "col_sum", "row_reach", "col_reach", "row_max", "col_max", "hist"):
+        np.testing.assert_array_equal(getattr(beyond, key), getattr(paired, key), err_msg=key)
+    for key in ("row_harm", "col_harm"):  # the rows in another order: the sums in another order
+        np.testing.assert_allclose(getattr(beyond, key), getattr(paired, key), rtol=1e-15, err_msg=key)
+    assert not beyond.product_fuses(d[:4, :5], d[:5, 10:])
+    with pytest.raises(ValueError, match="row 12 is not before column 10"):
+        beyond.update_beyond(np.array([12]), 10, d[[12]][:, 10:])
+    directed = StatsAccumulator(n, integer=True, directed=True)
+    with pytest.raises(ValueError, match="undirected"):
+        directed.update_beyond(rows, 10, d[rows][:, 10:])

@@ -243,3 +243,86 @@ def test_each_pair_once_on_the_gpu_equals_the_whole_matrix(kind, method, overlap
     assert not whole_plan.each_pair_once
     assert_same(paired, execute(whole_plan, graph, comm=SerialComm()).stats, exact_sums=True)
     assert_same(paired, fastapsp.stats(graph, partition=part, backend="numpy", dtype="float32"), exact_sums=True)
+
+
+def _grid(side: int):
+    """A side x side grid, unit weights, undirected (a road network's shape: thin component boundaries)."""
+    from fastapsp.graph import Graph
+
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    return Graph.from_edges(side * side, src, dst, np.ones(src.size), directed=False, name=f"grid{side}")
+
+
+@pytest.mark.parametrize("inner", [1, 5, 20, 32])
+@pytest.mark.parametrize("top", [400, 20_000, 200_000])
+def test_product_reduced_as_made_equals_its_stored_block(inner, top, overlap, monkeypatch):
+    """min_plus_stats.cu: a product made and reduced in one kernel (update_product) gives the statistics of
+    its block stored and fed to NumPy (update_beyond): unreachable entries, shapes off the block's 64 x 512,
+    launches split by rows (a small partial budget), distances past the 16-bit encoding (the float32 path
+    of a block) and past the first histogram level."""
+    import cupy
+
+    from fastapsp import reductions_gpu
+
+    monkeypatch.setattr(reductions_gpu, "_PARTIAL_BYTES", 1)  # 64 rows a launch
+    rng = np.random.default_rng(inner + top)
+    n, r, start = 3000, 150, 700
+    rows = np.arange(10, 10 + r)
+    a = rng.integers(0, 400, (r, inner)).astype(np.float32)
+    b = rng.integers(0, 400, (inner, n - start)).astype(np.float32)
+    a[rng.random(a.shape) < 0.1] = np.inf
+    b[rng.random(b.shape) < 0.1] = np.inf
+    far = rng.integers(0, n - start, 40)
+    b[0, far], b[1:, far] = top, np.inf  # past 16,383: those blocks take float32; minima through k = 0
+    block = np.min(a[:, :, None].astype(np.float64) + b[None, :, :], axis=1)
+    cpu_acc, gpu_acc = both(n, integer=True, directed=False)
+    assert gpu_acc.product_fuses(cupy.asarray(a), cupy.asarray(b)) and not cpu_acc.product_fuses(a, b)
+    cpu_acc.update_beyond(rows, start, block)
+    gpu_acc.update_product(rows, start, cupy.asarray(a), cupy.asarray(b))
+    cpu, gpu = cpu_acc.finalize(), gpu_acc.finalize()
+    assert_same(gpu, cpu, exact_sums=True)
+    assert gpu.histogram["bin_width"] == (1.0 if top < 65536 else 4.0)
+
+
+def test_product_refuses_what_its_kernel_does_not_take():
+    import cupy
+
+    acc = StatsAccumulator(100, xp=cupy, integer=True, directed=False)
+    a, b = cupy.zeros((4, 33), dtype=cupy.float32), cupy.zeros((33, 60), dtype=cupy.float32)
+    assert not acc.product_fuses(a, b)  # K past PRODUCT_MAX_K
+    with pytest.raises(ValueError, match="inner dimension 33"):
+        acc.update_product(np.arange(4), 40, a, b)
+    assert not acc.product_fuses(a[:, :5].astype(cupy.float64), b[:5].astype(cupy.float64))
+    real = StatsAccumulator(100, xp=cupy, integer=False, directed=False)
+    assert not real.product_fuses(a[:, :5], b[:5])
+    with pytest.raises(ValueError, match="row 41 is not before column 40"):
+        acc.update_product(np.arange(38, 42), 40, a[:, :5], b[:5])
+
+
+@pytest.mark.parametrize("k", [12, 30])
+def test_stats_of_a_road_shape_take_the_fused_product(k, monkeypatch):
+    """fastapsp.stats of an undirected unit-weight grid on the GPU reduces the products past each component's
+    own columns as they are made, and equals the NumPy path and the whole matrix."""
+    import functools
+
+    from fastapsp import reductions_gpu
+
+    calls = []
+    original = reductions_gpu.GpuStats.update_product
+
+    @functools.wraps(original)
+    def spy(self, *args, **kwargs):
+        calls.append(args[3].shape)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(reductions_gpu.GpuStats, "update_product", spy)
+    graph = _grid(50)
+    part = partition_graph(graph, k, "metis")
+    gpu = fastapsp.stats(graph, partition=part, backend="cupy")
+    assert calls and all(1 <= inner <= 32 for _, inner in calls)
+    assert_same(gpu, fastapsp.stats(graph, partition=part, backend="numpy"), exact_sums=True)
+    d = reference_apsp(graph)
+    off = ~np.eye(graph.n, dtype=bool)
+    np.testing.assert_array_equal(gpu.histogram["counts"][: int(d.max()) + 1], np.bincount(d[off].astype(np.int64)))

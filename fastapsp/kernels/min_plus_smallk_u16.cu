@@ -26,33 +26,13 @@
 #include "minplus_tile.cuh"
 #include "minplus_tile_u16.cuh"
 #include "minplus_smallk.cuh"
-
-#define SKU_COLS 128
-#define SKU_CT 4
-#ifndef SKU_MAXK  // largest K (a multiple of 4): 32, or 48 (37.6 KB of shared memory) for K = 33..48
-#define SKU_MAXK 32  // the host asks for 48 only where needed: more registers (spills) slow K <= 32 (docs/kernels.md)
-#endif
-
-struct SmallKU16Smem {
-    unsigned int a[SKU_MAXK][MP_TILE + 4];       // A entry in both halves, k-major
-    unsigned int b[2][SKU_MAXK][SKU_COLS / 2];   // B columns 2j (low half) and 2j + 1 (high half)
-};
+#include "minplus_smallk_u16.cuh"
 
 union SmallKShared {
     SmallKU16Smem u;
     SmallKSmem f;  // the float32 columns of the fallback (K <= 32)
     MinPlusSmem t;  // and its tiles (K > 32)
 };
-
-template <int KK>
-__device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], const SmallKU16Smem& sm, int buf,
-                                                 int tx, int ty)
-{
-    if constexpr (KK <= SKU_MAXK) {  // larger KK is never called (the host passes K <= SKU_MAXK)
-#pragma unroll
-        for (int kk = 0; kk < KK; ++kk) u16_step(acc, &sm.a[kk][4 * ty], &sm.b[buf][kk][4 * tx]);
-    }
-}
 
 #ifndef SKU_MIN_BLOCKS  // resident blocks per SM asked of the register allocator
 #define SKU_MIN_BLOCKS 4
@@ -65,40 +45,21 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
     __shared__ __align__(16) SmallKShared sm;
     static_assert(sizeof(SmallKShared) <= 48 * 1024, "static shared memory");
     const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
-    const int b_pair = t & 63, b_row = t >> 6;  // fetches B rows b_row + 4p, columns 2 b_pair and 2 b_pair + 1
     const long long r0 = (long long)blockIdx.x * MP_TILE;
     const long long first = (long long)blockIdx.y * SKU_CT * SKU_COLS;
     const int rows = (int)min((long long)MP_TILE, M - r0);
     const int K4 = (K + 3) & ~3;
     bool bad = false;
 
-    for (int e = t; e < MP_TILE * K4; e += MP_THREADS) {  // A: consecutive threads read along a row
-        const int r = e / K4, k = e - r * K4;
-        const unsigned int v = encode_u16((r < rows && k < K) ? A[(r0 + r) * lda + k] : INF_R, bad);
-        sm.u.a[k][r] = v | (v << 16);
-    }
+    stage_a_u16(sm.u, A, lda, r0, rows, K, bad);
 
     unsigned int rb[SKU_MAXK / 4];
-    auto fetch = [&](long long c0) {
-        const long long c = c0 + 2 * b_pair;
-#pragma unroll
-        for (int p = 0; p < SKU_MAXK / 4; ++p) {
-            const int k = b_row + 4 * p;
-            const float* row = B + (long long)k * ldb;
-            const unsigned int lo = encode_u16((k < K && c < N) ? row[c] : INF_R, bad);
-            const unsigned int hi = encode_u16((k < K && c + 1 < N) ? row[c + 1] : INF_R, bad);
-            rb[p] = lo | (hi << 16);
-        }
-    };
-
-    fetch(first);
+    fetch_b_u16(rb, B, ldb, N, K, first, bad);
     for (int tile = 0; tile < SKU_CT; ++tile) {
         const long long c0 = first + (long long)tile * SKU_COLS;
         if (c0 >= N) break;  // the same for the whole block
         const int buf = tile & 1;
-#pragma unroll
-        for (int p = 0; p < SKU_MAXK / 4; ++p)
-            if (b_row + 4 * p < K4) sm.u.b[buf][b_row + 4 * p][b_pair] = rb[p];
+        store_b_u16(sm.u, buf, rb, K4);
         // One barrier a tile (see min_plus_smallk.cu); it also tells the block whether any operand
         // staged so far (A, this tile of B) did not fit.
         if (__syncthreads_or(bad)) {
@@ -115,7 +76,7 @@ min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb
             smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0, tiles, sm.f, crow);
             return;
         }
-        if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch(c0 + SKU_COLS);
+        if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch_b_u16(rb, B, ldb, N, K, c0 + SKU_COLS, bad);
         unsigned int acc[4][4];
 #pragma unroll
         for (int i = 0; i < 4; ++i)

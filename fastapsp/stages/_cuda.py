@@ -22,6 +22,7 @@ __all__ = [
     "blocked_floyd_warshall_batch_cuda",
     "min_plus_cuda",
     "assemble_interior_cuda",
+    "row_major",
 ]
 
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
@@ -77,7 +78,7 @@ def _real(dtype):
     return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
 
 
-def _rows(x, dtype):
+def row_major(x, dtype):
     """``(array, leading dimension)`` with unit-strided rows of ``dtype``, copying only when needed."""
     import cupy as cp
 
@@ -124,9 +125,9 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
                 out[out_rows] = np.inf
         return out
     dtype = _real(out.dtype)
-    a_, lda = _rows(a, dtype)
-    b_, ldb = _rows(b, dtype)
-    c_, ldc = _rows(out, dtype)
+    a_, lda = row_major(a, dtype)
+    b_, ldb = row_major(b, dtype)
+    c_, ldc = row_major(out, dtype)
     crow = np.uint64(0)  # a null row map: the rows of out in order
     options = tuple(options)
     if out_rows is not None:
@@ -205,7 +206,7 @@ def blocked_floyd_warshall_cuda(matrix):
     if c == 0:
         return matrix
     dtype = _real(matrix.dtype)
-    work, ld = _rows(matrix, dtype)
+    work, ld = row_major(matrix, dtype)
     p1 = get_kernel("floyd_warshall.cu", "fw_phase1", dtype)
     p2 = get_kernel("floyd_warshall.cu", "fw_phase2", dtype)
     p3 = get_kernel("floyd_warshall.cu", "fw_phase3", dtype)
@@ -234,7 +235,7 @@ def blocked_floyd_warshall_batch_cuda(matrices):
     if not matrices:
         return
     dtype = _real(matrices[0].dtype)
-    works = [_rows(m, dtype) for m in matrices]
+    works = [row_major(m, dtype) for m in matrices]
     p1 = get_kernel("floyd_warshall.cu", "fw_phase1_batch", dtype)
     p2 = get_kernel("floyd_warshall.cu", "fw_phase2_batch", dtype)
     p3 = get_kernel("floyd_warshall.cu", "fw_phase3_batch", dtype)
@@ -274,7 +275,7 @@ def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, 
         local[vertices] = cp.arange(c, dtype=cp.int32)
         gather = n_boundary > 0 and boundary_rows.dtype == kdtype
         if gather:
-            rows, ld = _rows(boundary_rows, kdtype)
+            rows, ld = row_major(boundary_rows, kdtype)
         else:
             # Other dtype: gather and convert only the c columns needed.
             matrix[:n_boundary] = boundary_rows[:, vertices]
@@ -436,7 +437,7 @@ def _sssp_batch(indptr, indices, weights, sources, out_rows, unit, dtype, direct
     if not _run_persistent(name, dtype, itype, args, n):
         _run_levels(name, dtype, itype, args, counts)
 
-    target, ldo = _rows(out_rows, dtype)
+    target, ldo = row_major(out_rows, dtype)
     transpose = get_kernel("sssp.cu", "transpose_batch", dtype, index_dtype=itype, options=_SSSP_OPTIONS)
     transpose((-(-n // 32), words), (32, 8), (dist, np.int64(stride), np.int32(n), np.int32(count), target,
                                               np.int64(ldo)))
@@ -506,8 +507,8 @@ def grouped_min_plus_cuda(a, level, out):
                 cp.asarray(level.bstart, dtype=cp.int64), cp.asarray(tile_group), cp.asarray(tile_col, dtype=cp.int64))
         level._device["grouped"] = meta
     lb_offset, starts, bstart, tile_group, tile_col = meta
-    a_, lda = _rows(a, dtype)
-    c_, ldc = _rows(out, dtype)
+    a_, lda = row_major(a, dtype)
+    c_, ldc = row_major(out, dtype)
     lb = level.lb if level.lb.dtype == dtype else level.lb.astype(dtype)
     kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype)
     rows_per_launch = _MAX_GRID_Y * _TILE

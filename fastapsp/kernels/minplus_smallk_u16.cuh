@@ -1,0 +1,66 @@
+// The packed 16-bit sweep of a short inner dimension (K <= SKU_MAXK), shared by
+// min_plus_smallk_u16.cu (which stores the products) and min_plus_stats.cu (which reduces them):
+// a block's 64 x K slice of A, each entry in both halves, and the double-buffered B tile of 128
+// columns as column pairs, in shared memory; thread (ty, tx) sweeps rows 4 ty .. 4 ty + 3 and
+// columns 8 tx .. 8 tx + 7 as 4 x 4 packed pairs (minplus_tile_u16.cuh's u16_step).
+
+#define SKU_COLS 128
+#define SKU_CT 4
+#ifndef SKU_MAXK  // largest K (a multiple of 4): 32, or 48 (37.6 KB of shared memory) for K = 33..48
+#define SKU_MAXK 32  // the host asks for 48 only where needed: more registers (spills) slow K <= 32 (docs/kernels.md)
+#endif
+
+struct SmallKU16Smem {
+    unsigned int a[SKU_MAXK][MP_TILE + 4];       // A entry in both halves, k-major
+    unsigned int b[2][SKU_MAXK][SKU_COLS / 2];   // B columns 2j (low half) and 2j + 1 (high half)
+};
+
+template <int KK>
+__device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], const SmallKU16Smem& sm, int buf,
+                                                 int tx, int ty)
+{
+    if constexpr (KK <= SKU_MAXK) {  // larger KK is never called (the host passes K <= SKU_MAXK)
+#pragma unroll
+        for (int kk = 0; kk < KK; ++kk) u16_step(acc, &sm.a[kk][4 * ty], &sm.b[buf][kk][4 * tx]);
+    }
+}
+
+
+// A's rows r0 .. r0 + rows - 1 (K columns) into sm.a, encoded in both halves; +inf past them and
+// past K (rounded up to 4).  `bad` is raised for an operand the encoding cannot hold.
+__device__ __forceinline__ void stage_a_u16(SmallKU16Smem& sm, const float* A, long long lda, long long r0, int rows,
+                                            int K, bool& bad)
+{
+    const int K4 = (K + 3) & ~3;
+    for (int e = threadIdx.x; e < MP_TILE * K4; e += MP_THREADS) {  // consecutive threads read along a row
+        const int r = e / K4, k = e - r * K4;
+        const unsigned int v = encode_u16((r < rows && k < K) ? A[(r0 + r) * lda + k] : INF_R, bad);
+        sm.a[k][r] = v | (v << 16);
+    }
+}
+
+// This thread's share of the B tile from column c0, into registers: rows b_row + 4 p, columns
+// 2 b_pair and 2 b_pair + 1 (b_pair = t % 64, b_row = t / 64) as one packed pair each.
+__device__ __forceinline__ void fetch_b_u16(unsigned int (&rb)[SKU_MAXK / 4], const float* B, long long ldb, int N,
+                                            int K, long long c0, bool& bad)
+{
+    const int b_pair = threadIdx.x & 63, b_row = threadIdx.x >> 6;
+    const long long c = c0 + 2 * b_pair;
+#pragma unroll
+    for (int p = 0; p < SKU_MAXK / 4; ++p) {
+        const int k = b_row + 4 * p;
+        const float* row = B + (long long)k * ldb;
+        const unsigned int lo = encode_u16((k < K && c < N) ? row[c] : INF_R, bad);
+        const unsigned int hi = encode_u16((k < K && c + 1 < N) ? row[c + 1] : INF_R, bad);
+        rb[p] = lo | (hi << 16);
+    }
+}
+
+// The fetched share into buffer `buf` of the tile (rows below K rounded up to 4).
+__device__ __forceinline__ void store_b_u16(SmallKU16Smem& sm, int buf, const unsigned int (&rb)[SKU_MAXK / 4], int K4)
+{
+    const int b_pair = threadIdx.x & 63, b_row = threadIdx.x >> 6;
+#pragma unroll
+    for (int p = 0; p < SKU_MAXK / 4; ++p)
+        if (b_row + 4 * p < K4) sm.b[buf][b_row + 4 * p][b_pair] = rb[p];
+}
