@@ -19,6 +19,7 @@ on the compute stream.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -46,6 +47,14 @@ VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer grap
     "pairs_general": ("-DST_PAIRS", "-DST_GENERAL_ONLY"),
 }
 
+# Builds of min_plus_stats.cu for --product: name -> extra -D options.
+PRODUCT_VARIANTS = {
+    "default": (),
+    "two_blocks": ("-DMS_MIN_BLOCKS=2",),  # 108 registers, none spilled, two blocks an SM
+    "no_hist": ("-DMS_NO_HIST",),
+    "no_harm": ("-DMS_NO_HARM",),
+}
+
 
 def ball(graph, rows: int, start: int) -> np.ndarray:
     """The first ``rows`` vertices of a breadth-first search from ``start``."""
@@ -67,6 +76,8 @@ def main() -> int:
     parser.add_argument("--tag", default="stats-kernel")
     parser.add_argument("--product", type=int, nargs="+", metavar="K",
                         help="time the product reduced as it is made against stored then reduced, at these K")
+    parser.add_argument("--product-variants", nargs="+", default=["default"], choices=list(PRODUCT_VARIANTS),
+                        help="builds of min_plus_stats.cu to time with --product")
     args = parser.parse_args()
 
     import cupy as cp
@@ -123,6 +134,25 @@ def main() -> int:
     return 0
 
 
+@contextlib.contextmanager
+def product_build(options):
+    """min_plus_stats.cu built with ``options`` added, for the calls inside."""
+    from fastapsp import reductions_gpu
+
+    keep = reductions_gpu.get_kernel
+
+    def with_options(file, name, *args, **kwargs):
+        if file == "min_plus_stats.cu":
+            kwargs["options"] = tuple(kwargs.get("options", ())) + tuple(options)
+        return keep(file, name, *args, **kwargs)
+
+    reductions_gpu.get_kernel = with_options
+    try:
+        yield
+    finally:
+        reductions_gpu.get_kernel = keep
+
+
 def product_bench(name, graph, sources, block, args) -> int:
     """``--product``: seconds and distances per second of both ways at each K (see the module text)."""
     import cupy as cp
@@ -149,24 +179,29 @@ def product_bench(name, graph, sources, block, args) -> int:
             acc._gpu = GpuStats(acc, acc.max_distance, overlap=False)  # every kernel on the compute stream
             return acc
 
-        fused_acc, stored_acc = fresh(), fresh()
+        stored_acc = fresh()
         out = cp.empty((r, b.shape[1]), dtype=cp.float32)
 
         def stored():
             min_plus(a, b, out=out, integer=True)
             stored_acc.update_beyond(ids, r, out)
 
-        fused = event_seconds(cp, lambda: fused_acc.update_product(ids, r, a, b), args.repeat)
         both = event_seconds(cp, stored, args.repeat)
-        same = bool(cp.array_equal(fused_acc._gpu.collapse(fused_acc._gpu.level_reached()),
-                                   stored_acc._gpu.collapse(stored_acc._gpu.level_reached()))
-                    and cp.array_equal(fused_acc.row_sum, stored_acc.row_sum))
         entries = r * b.shape[1]
-        results.append({"k": k, "fused_seconds": fused, "stored_seconds": both, "entries": entries,
-                        "fused_g_per_s": entries / fused / 1e9, "stored_g_per_s": entries / both / 1e9,
-                        "same_histogram_and_row_sums": same})
-        print(f"{name} K={k:3d}: reduced as made {fused * 1e3:7.2f} ms ({entries / fused / 1e9:5.0f} G/s), "
-              f"stored then reduced {both * 1e3:7.2f} ms ({entries / both / 1e9:5.0f} G/s), same {same}")
+        print(f"{name} K={k:3d}: stored then reduced {both * 1e3:7.2f} ms ({entries / both / 1e9:5.0f} G/s)")
+        for variant in args.product_variants:
+            fused_acc = fresh()
+            with product_build(PRODUCT_VARIANTS[variant]):
+                fused = event_seconds(cp, lambda: fused_acc.update_product(ids, r, a, b), args.repeat)
+            same = bool(cp.array_equal(fused_acc._gpu.collapse(fused_acc._gpu.level_reached()),
+                                       stored_acc._gpu.collapse(stored_acc._gpu.level_reached()))
+                        and cp.array_equal(fused_acc.row_sum, stored_acc.row_sum))
+            results.append({"k": k, "variant": variant, "options": list(PRODUCT_VARIANTS[variant]),
+                            "fused_seconds": fused, "stored_seconds": both, "entries": entries,
+                            "fused_g_per_s": entries / fused / 1e9, "stored_g_per_s": entries / both / 1e9,
+                            "same_histogram_and_row_sums": same})
+            print(f"{name} K={k:3d} {variant:<16}: reduced as made {fused * 1e3:7.2f} ms "
+                  f"({entries / fused / 1e9:5.0f} G/s), same {same}")
     record = {"benchmark": "stats_kernel_bench --product", "graph": name, "n": graph.n,
               "m": int(graph.indices.size), "rows": int(r), "repeat": args.repeat, "results": results}
     write_result(record, folder=RESULTS / args.tag, name=f"stats-product-{name}.json")

@@ -51,13 +51,15 @@ def kernel_variants() -> list[tuple]:
     blocks = [("reduce_stats.cu", "stats_block", real, "int32", _options(integer, directed, pairs=pairs))
               for real in ("float32", "float64") for integer in (False, True)
               for directed, pairs in ((False, False), (True, False), (False, True))]
-    return blocks + [("min_plus_stats.cu", "min_plus_stats", "float32")]
+    return blocks + [("min_plus_stats.cu", "min_plus_stats", "float32", "int32", wide) for wide in ((), _WIDE)]
 
 
 # The statistics of a product made and reduced in one kernel (min_plus_stats.cu), for inner dimensions up to
-# PRODUCT_MAX_K: on one H100 it took 10% less time than the product stored and then reduced at K = 20 and
-# as long or longer from K = 40 (docs/kernels.md; benchmarks/stats_kernel_bench.py --product).
-PRODUCT_MAX_K = 32
+# PRODUCT_MAX_K (from 33 on with the build for 48, as min_plus_smallk_u16.cu): on one H100 it took 14-20%
+# less time than the product stored and then reduced on roadFLA, 43-47% on roadNY, at K = 8 to 32
+# (docs/kernels.md; benchmarks/stats_kernel_bench.py --product).
+PRODUCT_MAX_K = 48
+_WIDE = ("-DSKU_MAXK=48",)
 _PRODUCT_COLS = 512  # columns a block of min_plus_stats.cu covers (SKU_CT tiles of SKU_COLS)
 _PRODUCT_ROWS = 64  # rows a block covers (MP_TILE)
 _PRODUCT_SHARED_BINS = 4096  # the histogram bins a block counts in shared memory
@@ -203,10 +205,11 @@ class GpuStats:
         a_, lda = row_major(a, np.float32)
         b_, ldb = row_major(b, np.float32)
         rows_dev = self.device_rows(rows, rows_host)
-        main = get_kernel("min_plus_stats.cu", "min_plus_stats", np.float32)
+        wide = k > 32
+        main = get_kernel("min_plus_stats.cu", "min_plus_stats", np.float32, options=_WIDE if wide else ())
         collect = get_kernel("reduce_stats.cu", "stats_rows", np.float32, options=self.pair_options)
         shared_bins = int(min(acc.bins, _PRODUCT_SHARED_BINS))
-        smem = _product_shared_bytes() + 4 * shared_bins
+        smem = _product_shared_bytes(wide) + 4 * shared_bins
         if main.max_dynamic_shared_size_bytes < smem:
             main.max_dynamic_shared_size_bytes = smem
         span = _MAX_GRID_Y * _PRODUCT_COLS
@@ -256,11 +259,11 @@ class GpuStats:
         return out
 
 
-def _product_shared_bytes() -> int:
+def _product_shared_bytes(wide: bool) -> int:
     """Dynamic shared memory of min_plus_stats.cu less its bins: the packed operands
-    (``SmallKU16Smem``: A's 64 + 4 columns and two B tiles of 64 column pairs, SKU_MAXK = 32 rows each)
-    and a tile's column partials per warp (``StatsColumns``: three 32-bit fields and a double)."""
-    maxk = PRODUCT_MAX_K
+    (``SmallKU16Smem``: A's 64 + 4 columns and two B tiles of 64 column pairs, SKU_MAXK = 32 or 48 rows
+    each) and a tile's column partials per warp (``StatsColumns``: three 32-bit fields and a double)."""
+    maxk = 48 if wide else 32
     operands = 4 * maxk * (_PRODUCT_ROWS + 4) + 4 * 2 * maxk * 64
     columns = (_THREADS // 32) * 128 * (3 * 4 + 8)
     return operands + columns

@@ -255,7 +255,7 @@ def _grid(side: int):
     return Graph.from_edges(side * side, src, dst, np.ones(src.size), directed=False, name=f"grid{side}")
 
 
-@pytest.mark.parametrize("inner", [1, 5, 20, 32])
+@pytest.mark.parametrize("inner", [1, 5, 20, 33, 48])
 @pytest.mark.parametrize("top", [400, 20_000, 200_000])
 def test_product_reduced_as_made_equals_its_stored_block(inner, top, overlap, monkeypatch):
     """min_plus_stats.cu: a product made and reduced in one kernel (update_product) gives the statistics of
@@ -290,9 +290,9 @@ def test_product_refuses_what_its_kernel_does_not_take():
     import cupy
 
     acc = StatsAccumulator(100, xp=cupy, integer=True, directed=False)
-    a, b = cupy.zeros((4, 33), dtype=cupy.float32), cupy.zeros((33, 60), dtype=cupy.float32)
+    a, b = cupy.zeros((4, 49), dtype=cupy.float32), cupy.zeros((49, 60), dtype=cupy.float32)
     assert not acc.product_fuses(a, b)  # K past PRODUCT_MAX_K
-    with pytest.raises(ValueError, match="inner dimension 33"):
+    with pytest.raises(ValueError, match="inner dimension 49"):
         acc.update_product(np.arange(4), 40, a, b)
     assert not acc.product_fuses(a[:, :5].astype(cupy.float64), b[:5].astype(cupy.float64))
     real = StatsAccumulator(100, xp=cupy, integer=False, directed=False)
@@ -321,7 +321,7 @@ def test_stats_of_a_road_shape_take_the_fused_product(k, monkeypatch):
     graph = _grid(50)
     part = partition_graph(graph, k, "metis")
     gpu = fastapsp.stats(graph, partition=part, backend="cupy")
-    assert calls and all(1 <= inner <= 32 for _, inner in calls)
+    assert calls and all(1 <= inner <= 48 for _, inner in calls)
     assert_same(gpu, fastapsp.stats(graph, partition=part, backend="numpy"), exact_sums=True)
     d = reference_apsp(graph)
     off = ~np.eye(graph.n, dtype=bool)

@@ -4,10 +4,9 @@
 //
 // The product is min_plus_smallk_u16.cu's (minplus_smallk_u16.cuh): a block keeps its 64 x K
 // slice of A in shared memory and sweeps SKU_CT tiles of 128 columns in packed 16-bit arithmetic,
-// K <= SKU_MAXK (32: the host sends larger K the stored way, where this kernel was slower).  A block
-// whose operands do not fit the encoding (a distance above 16,383) computes
-// its entries from there on in float32, each from global memory: exact, only slower; the host sends
-// runs with many such distances the stored way.
+// K <= SKU_MAXK (32, or 48 in a build of its own).  A block whose operands do not fit the encoding (a
+// distance above 16,383) computes its entries from there on in float32, each from global memory:
+// exact, only slower; the host sends runs with many such distances the stored way.
 //
 // Instead of storing its 4 x 8 entries of a tile, a thread adds them to what reduce_stats.cu's
 // stats_block keeps for a block of pairs (ST_PAIRS: every entry stands for d(u, v) and d(v, u)):
@@ -20,6 +19,9 @@
 //     shared_bins, global atomics above, the level raised after a tile as stats_block does.
 // Only whole-number distances (STATS_INTEGER, first bin width 1) below 2^24 come here (float32 is
 // exact for them): an entry is a 32-bit integer z, its row sum over a tile fits 32 bits.
+// Benchmark variants (benchmarks/stats_kernel_bench.py --product): MS_NO_HARM and MS_NO_HIST leave those
+// parts out (on roadFLA and roadNY balls the histogram took about a quarter of the time, the
+// reciprocals a sixth; counting a thread's runs of equal bins with one atomic each was slower).
 // Grid: (ceil(M / 64), ceil(N / 512)), 256 threads; dynamic shared memory
 // sizeof(SmallKU16Smem) + sizeof(StatsColumns) + 4 * shared_bins bytes.
 #undef REAL
@@ -146,9 +148,12 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
                 csum += v;
                 ccount += finite;
                 cmax = max(cmax, v);
+#ifndef MS_NO_HARM
                 const double inv = v ? st_recip_small((float)v, v) : 0.0;
                 rharm[i] += inv;
                 charm += inv;
+#endif
+#ifndef MS_NO_HIST
                 if (finite) {
                     const unsigned int bin = v >> shift;
                     if (bin < (unsigned int)shared_bins)
@@ -157,6 +162,7 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
                         st_count((long long)v, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
                                  overflow, ST_WEIGHT);
                 }
+#endif
             }
             // The column's partials over the two row groups of the warp, then to shared memory.
             csum += __shfl_xor_sync(FULL_MASK, csum, 16);
