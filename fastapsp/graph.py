@@ -304,11 +304,19 @@ class Graph:
             inside = heads >= 0  # arcs to vertices left out go
             source, rows, heads = source[inside], rows[inside], heads[inside]
             counts = np.bincount(rows, minlength=size)
-        _, sort = _sorted_with_order(rows * size + heads)  # heads ascending within each row (stable)
+        # Heads ascending within each row.  A renaming keeps the order of most rows (all of a row's heads
+        # renamed in the same order they had): only the rows with a descent are sorted, in place.
+        descent = np.flatnonzero((heads[1:] < heads[:-1]) & (rows[1:] == rows[:-1]))
+        if descent.size:
+            unsorted = np.zeros(size, dtype=bool)
+            unsorted[rows[descent]] = True
+            at = np.flatnonzero(unsorted[rows])  # the arcs of those rows: whole runs, row after row
+            _, sort = _sorted_with_order(rows[at] * size + heads[at])
+            heads[at], source[at] = heads[at[sort]], source[at[sort]]
         indptr = np.zeros(size + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         dtype = self.indptr.dtype
-        return Graph(indptr.astype(dtype), heads[sort].astype(dtype), self.weights[source[sort]],
+        return Graph(indptr.astype(dtype), heads.astype(dtype), self.weights[source],
                      directed=self.directed, name=self.name)
 
     def undirected_adjacency(self) -> tuple[np.ndarray, np.ndarray]:
