@@ -51,6 +51,7 @@ VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer grap
 PRODUCT_VARIANTS = {
     "default": (),
     "two_blocks": ("-DMS_MIN_BLOCKS=2",),  # 108 registers, none spilled, two blocks an SM
+    "four_blocks": ("-DMS_MIN_BLOCKS=4",),  # 64 registers; the run's shared bins cut to fit four blocks
     "no_hist": ("-DMS_NO_HIST",),
     "no_harm": ("-DMS_NO_HARM",),
 }
@@ -146,11 +147,15 @@ def product_build(options):
             kwargs["options"] = tuple(kwargs.get("options", ())) + tuple(options)
         return keep(file, name, *args, **kwargs)
 
+    keep_bins = reductions_gpu._PRODUCT_SHARED_BINS
     reductions_gpu.get_kernel = with_options
+    if "-DMS_MIN_BLOCKS=4" in options:  # 4 x (45 KB + 4 bytes a bin) within the SM's 228 KB
+        reductions_gpu._PRODUCT_SHARED_BINS = 2048
     try:
         yield
     finally:
         reductions_gpu.get_kernel = keep
+        reductions_gpu._PRODUCT_SHARED_BINS = keep_bins
 
 
 def product_bench(name, graph, sources, block, args) -> int:

@@ -21,7 +21,9 @@
 // exact for them): an entry is a 32-bit integer z, its row sum over a tile fits 32 bits.
 // Benchmark variants (benchmarks/stats_kernel_bench.py --product): MS_NO_HARM and MS_NO_HIST leave those
 // parts out (on roadFLA and roadNY balls the histogram took about a quarter of the time, the
-// reciprocals a sixth; counting a thread's runs of equal bins with one atomic each was slower).
+// reciprocals a sixth).  Slower, and not kept: a thread's runs of equal bins counted with one atomic
+// each, 1/v of distances below 1,024 read from a table in shared memory, v made a float by an add
+// instead of the conversion unit (docs/kernels.md).
 // Grid: (ceil(M / 64), ceil(N / 512)), 256 threads; dynamic shared memory
 // sizeof(SmallKU16Smem) + sizeof(StatsColumns) + 4 * shared_bins bytes.
 #undef REAL
@@ -62,8 +64,8 @@ __device__ __noinline__ unsigned int float_entry(const float* A, long long lda, 
 }
 
 #ifndef MS_MIN_BLOCKS  // resident blocks per SM asked of the register allocator: 3 (80 registers a thread,
-#define MS_MIN_BLOCKS 3  // a few spilled) ran 7% faster than 2 (108, none) on one H100 (docs/kernels.md)
-#endif
+#define MS_MIN_BLOCKS 3  // a few spilled) ran 6-15% faster than 2 (108, none) on one H100; 4 (64) with half
+#endif                   // the shared bins was 4-5% faster to K = 32, slower at 48 (docs/kernels.md)
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS, MS_MIN_BLOCKS)
 min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int M, int N, int K, int log2bins,
