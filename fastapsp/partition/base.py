@@ -13,12 +13,19 @@ __all__ = ["Partition", "make_partition", "boundary_mask"]
 
 def boundary_mask(graph, labels: np.ndarray) -> np.ndarray:
     """True for every vertex with an arc to or from a vertex of another part."""
-    src, dst, _ = graph.arcs()
-    cut = labels[src] != labels[dst]
+    return _cut(graph, labels)[0]
+
+
+def _cut(graph, labels: np.ndarray) -> tuple[np.ndarray, int]:
+    """The boundary mask and the edge cut, from one pass over the undirected structure (an arc in
+    either direction joins two vertices; each edge is stored both ways there)."""
+    indptr, indices = graph.undirected_adjacency()
+    src = np.repeat(np.arange(graph.n), np.diff(indptr))
+    cut = labels[src] != labels[indices]
     mask = np.zeros(graph.n, dtype=bool)
     mask[src[cut]] = True
-    mask[dst[cut]] = True
-    return mask
+    mask[indices[cut]] = True
+    return mask, int(np.count_nonzero(cut) // 2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,14 +111,13 @@ def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: 
     if labels.size and (labels.min() < 0 or labels.max() >= k):
         raise PartitionError(f"partition of {graph.name!r}: labels must lie in 0..{k - 1}")
     labels = labels.astype(np.int32)
-    boundary = boundary_mask(graph, labels)
-    # One stable sort gives every component's vertices, boundary first, each group ascending.
-    order = np.lexsort((np.arange(graph.n), ~boundary, labels))
+    boundary, edge_cut = _cut(graph, labels)
+    # One stable sort by (component, interior) gives every component's vertices, boundary first, each
+    # group ascending; keys below 2**16 sort by radix.
+    group = labels.astype(np.int64) * 2 + ~boundary
+    order = np.argsort(group.astype(np.uint16) if 2 * k <= 1 << 16 else group, kind="stable")
     starts = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(np.bincount(labels, minlength=k), out=starts[1:])
     n_boundary = np.bincount(labels[boundary], minlength=k).astype(np.int64)
-    indptr, indices = graph.undirected_adjacency()
-    src = np.repeat(np.arange(graph.n), np.diff(indptr))
-    edge_cut = int(np.count_nonzero(labels[src] != labels[indices]) // 2)
     return Partition(labels, int(k), boundary, method, int(seed), float(imbalance), float(seconds),
                      edge_cut, order, starts, n_boundary, dict(details or {}))
