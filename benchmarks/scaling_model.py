@@ -61,7 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INPUTS = os.path.join(HERE, "results", "scaling", "inputs")
 GPUS = (1, 2, 4, 8, 64)
 
-SERIAL = ("read", "choose_k", "partition", "local_fw", "boundary_graph")
+SERIAL = ("read", "backend", "choose_k", "partition", "local_fw", "boundary_graph")
 DIVIDED = ("boundary_rows", "extract", "min_plus", "assemble", "sssp", "build", "floyd_warshall", "stats",
            "host_copy", "write")
 BYTES_PER_DISTANCE = 4  # float32, the dtype of the inputs
@@ -134,6 +134,7 @@ def scaled_stages(ref: dict, target: dict, exponent: float) -> dict:
     n, n0 = target["n"], s0["n"]
     law = {
         "read": target["m"] / s0["m"], "choose_k": target["m"] / s0["m"], "partition": target["m"] / s0["m"],
+        "backend": 1.0,  # finding the GPU: the same on any graph
         "local_fw": n * target["c"] ** 2 / (n0 * s0["c"] ** 2),
         "boundary_graph": (target["B"] / s0["B"]) ** exponent,
         "boundary_rows": target["B"] * n / (s0["B"] * n0),

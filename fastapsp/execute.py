@@ -35,7 +35,7 @@ from .verify import RowSampler, chain, pick_rows, verify_rows
 __all__ = ["execute", "Outcome", "PLANNING"]
 
 # The stages of making a plan (Plan.seconds), reported beside the executor's when the plan was made for the run.
-PLANNING = ("read", "choose_k", "partition", "plan")
+PLANNING = ("read", "backend", "choose_k", "partition", "plan")
 
 
 @dataclass

@@ -107,7 +107,7 @@ class Plan:
     prediction : dict or None
         Predicted seconds per stage of both boundary-row methods (:func:`fastapsp.cost.predict`).
     seconds : dict
-        The fixed costs of making the plan: ``choose_k``, ``partition``, ``plan`` (the rest).
+        The fixed costs of making the plan: ``backend``, ``choose_k``, ``partition``, ``plan`` (the rest).
     """
 
     options: SolveOptions
@@ -151,9 +151,11 @@ class Plan:
         return self.n if self.sources is None else int(self.sources.size)
 
     def spent(self) -> dict:
-        """Seconds making the plan took, as report stages: ``choose_k``, ``partition`` and ``plan`` (the rest,
+        """Seconds making the plan took, as report stages: ``backend`` (finding the GPU: on a fresh process the
+        wait for CuPy's import and for the other ranks'), ``choose_k``, ``partition`` and ``plan`` (the rest,
         the level tree's shape included)."""
-        return {key: value for key, value in self.seconds.items() if key in ("choose_k", "partition", "plan")}
+        return {key: value for key, value in self.seconds.items()
+                if key in ("backend", "choose_k", "partition", "plan")}
 
     @property
     def graph_name(self) -> str:
@@ -334,7 +336,9 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
     t_dtype = time.perf_counter()
     precision = choose_dtype(graph, "float32" if requested in SMALL_DTYPES else requested)
     seconds["dtype"] = time.perf_counter() - t_dtype  # searches where the one-pass bound is loose
+    t_backend = time.perf_counter()  # on the GPU the wait for CuPy, imported by the warm-up thread meanwhile
     backend = run_phase(comm, "choosing the backend", resolve_backend, opts.backend)
+    seconds["backend"] = time.perf_counter() - t_backend
     if saved is not None:
         _check_saved(saved, opts)
         partition = saved.partition
