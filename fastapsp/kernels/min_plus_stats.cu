@@ -156,14 +156,8 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
                 charm += inv;
 #endif
 #ifndef MS_NO_HIST
-                if (finite) {
-                    const unsigned int bin = v >> shift;
-                    if (bin < (unsigned int)shared_bins)
-                        atomicAdd(sh_hist + bin, ST_WEIGHT);
-                    else
-                        st_count((long long)v, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
-                                 overflow, ST_WEIGHT);
-                }
+                if (finite)
+                    st_count_small(v, shift, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
 #endif
             }
             // The column's partials over the two row groups of the warp, then to shared memory.
@@ -204,25 +198,11 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
         }
         const int want = sh_want;
         __syncthreads();  // every thread has read the column partials and sh_want before they change
-        if (want > level) {  // a value needed a wider bin: move the shared bins to their level, go up
-            for (int i = t; i < shared_bins; i += MP_THREADS) {
-                const unsigned int v = sh_hist[i];
-                if (v) {
-                    atomicAdd(hist + (long long)level * bins + i, (unsigned long long)v);
-                    sh_hist[i] = 0u;
-                }
-            }
-            if (t == 0) atomicMax(level_hint, want);
-            level = want;
-            shift = min(level, 31);
-            __syncthreads();
-        }
+        if (want > level)  // a value needed a wider bin: move the shared bins to their level, go up
+            st_raise_level<MP_THREADS>(sh_hist, shared_bins, hist, bins, level_hint, want, level, shift);
     }
 
-    for (int i = t; i < shared_bins; i += MP_THREADS) {
-        const unsigned int v = sh_hist[i];
-        if (v) atomicAdd(hist + (long long)level * bins + i, (unsigned long long)v);
-    }
+    st_flush_bins<MP_THREADS>(sh_hist, shared_bins, hist, bins, level, false);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         unsigned long long s = rsum[i];

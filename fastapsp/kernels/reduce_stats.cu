@@ -159,14 +159,9 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                     cmax[j] = finite ? st_max(cmax[j], v) : cmax[j];
 #endif
 #ifndef ST_NO_HIST
-                    if (finite) {
-                        const unsigned int i = z >> shift;
-                        if (i < (unsigned int)shared_bins)
-                            atomicAdd(sh_hist + i, ST_WEIGHT);
-                        else
-                            st_count((long long)z, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
-                                     overflow, ST_WEIGHT);
-                    }
+                    if (finite)
+                        st_count_small(z, shift, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist,
+                                       overflow);
 #endif
                 }
                 rs = (sum_t)s32;
@@ -254,27 +249,13 @@ stats_block(const REAL* X, long long ld, int r, long long w, long long col0, int
                 p_harm[p] = h;
                 p_max[p] = m;
             }
-            if (want > level) {  // a value needed a wider bin: move the shared bins to their level, go up
-                for (int i = tid; i < shared_bins; i += ST_THREADS) {
-                    const unsigned int v = sh_hist[i];
-                    if (v) {
-                        atomicAdd(hist + (long long)level * bins + i, (unsigned long long)v);
-                        sh_hist[i] = 0u;
-                    }
-                }
-                if (tid == 0) atomicMax(level_hint, want);
-                level = want;
-                shift = min(level, 31);
-                __syncthreads();
-            }
+            if (want > level)  // a value needed a wider bin: move the shared bins to their level, go up
+                st_raise_level<ST_THREADS>(sh_hist, shared_bins, hist, bins, level_hint, want, level, shift);
         }
     }
 
     __syncthreads();
-    for (int i = tid; i < shared_bins; i += ST_THREADS) {
-        const unsigned int v = sh_hist[i];
-        if (v) atomicAdd(hist + (long long)level * bins + i, (unsigned long long)v);
-    }
+    st_flush_bins<ST_THREADS>(sh_hist, shared_bins, hist, bins, level, false);
 #pragma unroll
     for (int j = 0; j < ST_CPT; ++j) {
         const long long c = cbase + 32 * j;

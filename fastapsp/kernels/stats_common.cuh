@@ -89,3 +89,43 @@ __device__ __forceinline__ void st_count(long long f, int level, int log2bins, i
     atomicMax(sh_want, L);
 }
 
+
+// Count a whole number z (the 32-bit path, ST_WEIGHT times): in the block's shared bins where its bin at the
+// block's level (shift = min(level, 31)) is one of them, else as st_count.
+__device__ __forceinline__ void st_count_small(unsigned int z, int shift, int level, int log2bins, int shared_bins,
+                                               int levels, unsigned int* sh_hist, int* sh_want,
+                                               unsigned long long* hist, unsigned long long* overflow)
+{
+    const unsigned int i = z >> shift;
+    if (i < (unsigned int)shared_bins)
+        atomicAdd(sh_hist + i, ST_WEIGHT);
+    else
+        st_count((long long)z, level, log2bins, shared_bins, levels, sh_hist, sh_want, hist, overflow, ST_WEIGHT);
+}
+
+// The block's shared bins added to level `level` of hist, and cleared with `clear` (THREADS: the block's).
+template <int THREADS>
+__device__ __forceinline__ void st_flush_bins(unsigned int* sh_hist, int shared_bins, unsigned long long* hist,
+                                              long long bins, int level, bool clear)
+{
+    for (int i = threadIdx.x; i < shared_bins; i += THREADS) {
+        const unsigned int v = sh_hist[i];
+        if (v) {
+            atomicAdd(hist + (long long)level * bins + i, (unsigned long long)v);
+            if (clear) sh_hist[i] = 0u;
+        }
+    }
+}
+
+// A value needed a wider bin than the block's level (want > level, the same for every thread): the shared
+// bins go to their level and the block goes up to want.  Every thread of the block calls it.
+template <int THREADS>
+__device__ __forceinline__ void st_raise_level(unsigned int* sh_hist, int shared_bins, unsigned long long* hist,
+                                               long long bins, int* level_hint, int want, int& level, int& shift)
+{
+    st_flush_bins<THREADS>(sh_hist, shared_bins, hist, bins, level, true);
+    if (threadIdx.x == 0) atomicMax(level_hint, want);
+    level = want;
+    shift = min(level, 31);
+    __syncthreads();
+}
