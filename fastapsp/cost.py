@@ -46,41 +46,44 @@ def _rates(backend: str, dtype) -> dict:
 
 
 def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
-            dense_limit: int = 16384, super_size: int = 2048, whole_rows: bool = True) -> dict:
+            dense_limit: int = 16384, super_size: int = 2048, whole_rows: bool = True, counts=None) -> dict:
     """Predicted seconds of every stage for components of ``sizes`` with ``boundary`` vertices each.
 
     Returns ``{"frontier": {...}, "boundary-graph": {...}}``, each a dict of
     stage seconds with a ``"total"``.  Stages shared by both methods
     (min-plus, assembly) appear in both.  ``whole_rows=False`` (nothing needs
     every distance, see :attr:`fastapsp.planning.Plan.whole_rows`): a component
-    without boundary vertices makes its own columns only.
+    without boundary vertices makes its own columns only.  ``counts``: how
+    many components each entry stands for (default one each), so that k equal
+    components cost one entry (:func:`choose_k` weighs hundreds of k).
     """
     rates = _rates(backend, dtype)
     c = np.asarray(sizes, dtype=np.float64)
     b = np.asarray(boundary, dtype=np.float64)
-    total_b = float(b.sum())
+    w = np.ones(c.shape) if counts is None else np.asarray(counts, dtype=np.float64)
+    total_b = float((w * b).sum())
     itemsize = np.dtype(dtype).itemsize
     per_vertex = arcs / max(n, 1)
-    fw = _closure_seconds(c, c * per_vertex, rates)
-    minplus = float(((c - b) * b).sum()) * n / rates["dense"]
+    fw = _closure_seconds(c, c * per_vertex, rates, w)
+    minplus = float((w * (c - b) * b).sum()) * n / rates["dense"]
     columns = np.full(c.shape, float(n)) if whole_rows else np.where(b > 0, float(n), c)
-    assemble = float((c * columns).sum()) * itemsize / rates["row_bytes"]
+    assemble = float((w * c * columns).sum()) * itemsize / rates["row_bytes"]
     frontier_rate = rates["frontier_unit" if unit_weights else "frontier_weighted"]
     frontier = {
         "sssp": total_b * arcs / frontier_rate,
         # build + closure with the global boundary rows (a block of b x b entries more)
-        "floyd_warshall": fw + _closure_seconds(c, c * per_vertex + b * b, rates),
+        "floyd_warshall": fw + _closure_seconds(c, c * per_vertex + b * b, rates, w),
         "min_plus": minplus,
         "assemble": assemble,
     }
     # Boundary graph: local closures once, then the upper levels and the grouped product.
-    rows = total_b * float((b * c).sum()) / rates["dense"]
+    rows = total_b * float((w * b * c).sum()) / rates["dense"]
     gather = total_b * n * itemsize * 2 / rates["row_bytes"]
     if total_b <= dense_limit:
         upper = total_b**3 / rates["dense"]
     else:
         # Super-groups of ~super_size boundary vertices; their own boundary grows like a perimeter.
-        mean_b = max(1.0, total_b / max(1, int((b > 0).sum())))
+        mean_b = max(1.0, total_b / max(1, int(w[b > 0].sum())))
         b2 = mean_b * math.sqrt(max(1.0, super_size / mean_b))
         groups = total_b / super_size
         top = min(total_b, groups * b2)
@@ -97,13 +100,14 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     return {"frontier": frontier, "boundary-graph": boundary_graph}
 
 
-def _closure_seconds(c, finite, rates) -> float:
-    """Seconds of closing matrices of ``c`` vertices with ``finite`` finite entries off the diagonal: the
-    Floyd-Warshall's c^3, or on the host the searches where they cost less (``close_matrix``)."""
+def _closure_seconds(c, finite, rates, counts=1.0) -> float:
+    """Seconds of closing matrices of ``c`` vertices with ``finite`` finite entries off the diagonal, each
+    ``counts`` times: the Floyd-Warshall's c^3, or on the host the searches where they cost less
+    (``close_matrix``)."""
     dense = c**3 / rates["dense"]
     if "search" in rates:
         dense = np.minimum(dense, c * (finite + c) * np.log2(np.maximum(c, 2.0)) / rates["search"])
-    return float(np.sum(dense))
+    return float(np.sum(counts * dense))
 
 
 # Bytes per second of sharing the rows L_q[B_q, :] among the ranks of one host: copied to the host, one
@@ -322,9 +326,8 @@ def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: b
         largest = max(size, alone)
         if memory_bytes is not None and (3 * largest * largest + b * n + largest * n) * itemsize > memory_bytes:
             continue
-        part_sizes = np.concatenate([np.full(k_rest, size), np.full(k_alone, alone)])
-        part_boundary = np.concatenate([np.full(k_rest, b), np.zeros(k_alone)])
-        pred = predict(part_sizes, part_boundary, n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype)
+        pred = predict([size, alone], [b, 0.0], n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype,
+                       counts=[k_rest, k_alone])
         method = min(pred, key=lambda m: pred[m]["total"])
         parts = {"method": method, "solve": pred[method]["total"],
                  "partition": PARTITION_RATES["per_vertex"] * rest + PARTITION_RATES["per_component"] * k_rest,
