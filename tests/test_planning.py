@@ -143,3 +143,32 @@ def test_a_plan_with_another_partition_setting_is_refused():
         fastapsp.stats(graph, plan=plan, seed=7)
     np.testing.assert_array_equal(fastapsp.solve(graph, plan=plan, sssp_method="frontier"),
                                   fastapsp.solve(graph, k=3, backend="numpy"))
+
+
+def test_every_fixed_cost_of_a_plan_is_a_report_stage(tmp_path, monkeypatch):
+    """Finding the backend, choosing k, partitioning and the rest of the plan are each timed and reported
+    as stages of the run (the plan's spent()), so that a run's total is accounted for."""
+    import time
+
+    import scipy.io
+
+    import fastapsp.planning as planning
+    from fastapsp.pipeline import solve_job
+
+    graph = random_graph(np.random.default_rng(5), 200, 700, directed=False, weighted=False)
+    found = planning.resolve_backend
+
+    def slow(name):  # a backend that takes a while to find (a first CuPy import)
+        time.sleep(0.05)
+        return found(name)
+
+    monkeypatch.setattr(planning, "resolve_backend", slow)
+    plan = make_plan(graph, SolveOptions(backend="numpy", stats=True, quiet=True), comm=SerialComm())
+    assert set(plan.spent()) == {"backend", "choose_k", "partition", "plan"}
+    assert plan.spent()["backend"] >= 0.05
+    path = tmp_path / "g.mtx"
+    scipy.io.mmwrite(str(path), graph.to_scipy())
+    report, _ = solve_job(SolveOptions(graph=str(path), backend="numpy", output="none", quiet=True),
+                          comm=SerialComm())
+    assert {"read", "backend", "choose_k", "partition", "plan"} <= set(report["stages"])
+    assert report["stages"]["backend"] >= 0.05
