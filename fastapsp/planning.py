@@ -481,7 +481,8 @@ def renamed_by_component(graph, partition):
     is computed once, half the matrix in all (see
     :meth:`fastapsp.reductions.StatsAccumulator.update` with ``pairs``).
     """
-    order = np.argsort(partition.labels, kind="stable")
+    labels = partition.labels
+    order = np.argsort(labels.astype(np.uint16) if partition.k <= 1 << 16 else labels, kind="stable")  # radix
     renamed = graph.permuted(order)
     # The renaming keeps the order of the vertices within each component, so the partition's
     # boundary, cut and per-component lists (boundary first, each ascending) carry over as they are.
