@@ -264,3 +264,18 @@ def test_result_names_carry_no_session_tags():
     names = files or [str(p.relative_to(REPO)) for p in RESULTS.rglob("*") if "__pycache__" not in p.parts]
     tagged = [name for name in names if _SESSION_TAG.search(name.removeprefix("benchmarks/results/"))]
     assert not tagged, tagged
+
+
+def test_profile_ranks_writes_the_phases_and_the_profile(tmp_path):
+    """benchmarks/profile_ranks.py runs the command line under cProfile and writes, per rank, the phases
+    in the order the rank entered them, each with the seconds of the one before, then the profile."""
+    needs_libraries()
+    proc = run([sys.executable, str(BENCH / "profile_ranks.py"), "--out", str(tmp_path), "--tag", "m", "--",
+                "solve", str(DATA / "minnesota.mtx.gz"), "--output", "none", "--backend", "numpy", "--quiet"])
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "m-n1-r0.txt").read_text()
+    lines = text.splitlines()
+    phases = [line.split(")", 1)[1].strip() for line in lines if re.match(r"^\s+\d+\.\d{3} \(\+", line)]
+    assert phases[0] == "reading the graph" and phases[-1] == "END"
+    assert {"choosing the backend", "choosing k", "partitioning", "computing the components"} <= set(phases)
+    assert "cumulative" in text and "make_plan" in text
