@@ -48,6 +48,7 @@ from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
+from .graph import stable_order
 from .options import SolveOptions
 from .partition import save_partition
 from .precision import choose_dtype
@@ -481,8 +482,7 @@ def renamed_by_component(graph, partition):
     is computed once, half the matrix in all (see
     :meth:`fastapsp.reductions.StatsAccumulator.update` with ``pairs``).
     """
-    labels = partition.labels
-    order = np.argsort(labels.astype(np.uint16) if partition.k <= 1 << 16 else labels, kind="stable")  # radix
+    order = stable_order(partition.labels, partition.k)
     renamed = graph.permuted(order)
     # The renaming keeps the order of the vertices within each component, so the partition's
     # boundary, cut and per-component lists (boundary first, each ascending) carry over as they are.

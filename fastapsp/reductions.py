@@ -175,11 +175,7 @@ class StatsAccumulator:
         """Add ``block[a, j] = d(rows[a], column_start + j)`` of an undirected graph, each entry for both
         orders: every column lies past the component of every row (what :meth:`update` with ``pairs``
         does with the columns from a component's end on, for rows that need not be consecutive)."""
-        rows_host = self._checked_rows(rows, column_start, block.shape)
-        if self.directed:
-            raise ValueError("pairs: each pair once is for undirected graphs (d(u, v) = d(v, u))")
-        if rows_host.size and rows_host.max() >= column_start:
-            raise ValueError(f"update_beyond: row {int(rows_host.max())} is not before column {column_start}")
+        rows_host = self._checked_beyond("update_beyond", rows, column_start, block.shape)
         if block.size:
             self._add(rows, rows_host, column_start, block, pairs=True)
 
@@ -194,17 +190,28 @@ class StatsAccumulator:
     def update_product(self, rows, column_start: int, a, b) -> None:
         """:meth:`update_beyond` with the block ``min_k a[i, k] + b[k, j]``, which is made and reduced by one
         kernel and never stored (``fastapsp/kernels/min_plus_stats.cu``); :meth:`product_fuses` must hold."""
-        rows_host = self._checked_rows(rows, column_start, (a.shape[0], b.shape[1]))
+        rows_host = self._checked_beyond("update_product", rows, column_start, (a.shape[0], b.shape[1]))
         if not self.product_fuses(a, b):
             raise ValueError(f"update_product: a {a.dtype} product of inner dimension {a.shape[1]} is not reduced "
                              "as it is made here; compute the block and use update_beyond")
-        if rows_host.size and rows_host.max() >= column_start:
-            raise ValueError(f"update_product: row {int(rows_host.max())} is not before column {column_start}")
         from .reductions_gpu import GpuStats
 
         if self._gpu is None:
             self._gpu = GpuStats(self, self.max_distance)
         self._gpu.update_product(rows, rows_host, column_start, a, b)
+
+    def _checked_beyond(self, caller: str, rows, column_start: int, shape) -> np.ndarray:
+        """:meth:`_checked_rows` for entries standing for both orders past the rows' component: an undirected
+        graph, every row before ``column_start``."""
+        rows_host = self._checked_rows(rows, column_start, shape)
+        self._check_undirected()
+        if rows_host.size and rows_host.max() >= column_start:
+            raise ValueError(f"{caller}: row {int(rows_host.max())} is not before column {column_start}")
+        return rows_host
+
+    def _check_undirected(self) -> None:
+        if self.directed:
+            raise ValueError("pairs: each pair once is for undirected graphs (d(u, v) = d(v, u))")
 
     def _checked_rows(self, rows, column_start: int, shape) -> np.ndarray:
         """``rows`` on the host (int64), checked against a block of ``shape`` from ``column_start``."""
@@ -236,8 +243,7 @@ class StatsAccumulator:
 
     def _update_pairs(self, rows, column_start: int, block) -> None:
         """update(pairs=True): the component's own columns as they are, the later ones for both orders."""
-        if self.directed:
-            raise ValueError("pairs: each pair once is for undirected graphs (d(u, v) = d(v, u))")
+        self._check_undirected()
         rows_host = np.asarray(rows.get() if hasattr(rows, "get") else rows, dtype=np.int64)
         first = int(rows_host.min()) if rows_host.size else column_start
         end = int(rows_host.max()) + 1 if rows_host.size else column_start

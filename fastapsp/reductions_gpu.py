@@ -30,7 +30,6 @@ _THREADS = 256
 _SHARED_BYTES = 44 * 1024  # shared-memory bins per block (the rest of 48 KiB holds row partials)
 _FINE_BITS = 62  # fine indices below 2**62 are counted (ST_FINE_LIMIT)
 _MIN_SLAB_ROWS = 64  # rows per block at least: the shared bins are cleared and flushed once per block
-_MAX_GRID_Y = 65535
 
 
 def kernel_supports(acc, block) -> bool:
@@ -55,8 +54,8 @@ def kernel_variants() -> list[tuple]:
 
 
 # The statistics of a product made and reduced in one kernel (min_plus_stats.cu), for inner dimensions up to
-# PRODUCT_MAX_K (from 33 on with the build for 48, as min_plus_smallk_u16.cu): on one H100 it took 14-20%
-# less time than the product stored and then reduced on roadFLA, 43-47% on roadNY, at K = 8 to 32
+# PRODUCT_MAX_K (from 33 on with the build for 48, as min_plus_smallk_u16.cu): on one H100 it took 10-20%
+# less time than the product stored and then reduced on roadFLA balls, 33-58% on roadNY, at K = 8 to 48
 # (docs/kernels.md; benchmarks/stats_kernel_bench.py --product).
 PRODUCT_MAX_K = 48
 _WIDE = ("-DSKU_MAXK=48",)
@@ -195,7 +194,7 @@ class GpuStats:
         rows); the host does not wait.
         """
         cp, acc = self.cp, self.acc
-        from .stages._cuda import row_major
+        from .stages._cuda import MAX_GRID_Y, row_major
 
         r, k = a.shape
         w = b.shape[1]
@@ -212,7 +211,7 @@ class GpuStats:
         smem = _product_shared_bytes(wide) + 4 * shared_bins
         if main.max_dynamic_shared_size_bytes < smem:
             main.max_dynamic_shared_size_bytes = smem
-        span = _MAX_GRID_Y * _PRODUCT_COLS
+        span = MAX_GRID_Y * _PRODUCT_COLS
         for c0 in range(0, w, span):
             c1 = min(w, c0 + span)
             gy = -(-(c1 - c0) // _PRODUCT_COLS)

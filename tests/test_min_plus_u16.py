@@ -95,7 +95,7 @@ def test_many_launches_over_the_columns(xp, monkeypatch, integer):
         pytest.skip("launch geometry of the GPU path")
     from fastapsp.stages import _cuda
 
-    monkeypatch.setattr(_cuda, "_MAX_GRID_Y", 3)
+    monkeypatch.setattr(_cuda, "MAX_GRID_Y", 3)
     rng = np.random.default_rng(8)
     a, b = _operand(rng, (70, 66), 300), _operand(rng, (66, 2000), 300)
     got = min_plus(xp.asarray(a), xp.asarray(b)[:, 1:], integer=integer)

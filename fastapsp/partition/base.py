@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import PartitionError
+from ..graph import stable_order
 
 __all__ = ["Partition", "make_partition", "boundary_mask"]
 
@@ -113,9 +114,8 @@ def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: 
     labels = labels.astype(np.int32)
     boundary, edge_cut = _cut(graph, labels)
     # One stable sort by (component, interior) gives every component's vertices, boundary first, each
-    # group ascending; keys below 2**16 sort by radix.
-    group = labels.astype(np.int64) * 2 + ~boundary
-    order = np.argsort(group.astype(np.uint16) if 2 * k <= 1 << 16 else group, kind="stable")
+    # group ascending.
+    order = stable_order(labels.astype(np.int64) * 2 + ~boundary, 2 * k)
     starts = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(np.bincount(labels, minlength=k), out=starts[1:])
     n_boundary = np.bincount(labels[boundary], minlength=k).astype(np.int64)

@@ -23,6 +23,7 @@ __all__ = [
     "min_plus_cuda",
     "assemble_interior_cuda",
     "row_major",
+    "MAX_GRID_Y",
 ]
 
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
@@ -35,7 +36,7 @@ _SMALLK_U16_K = (9, 48)  # inner dimensions given to min_plus_smallk_u16.cu (SKU
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
 _CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
-_MAX_GRID_Y = 65535
+MAX_GRID_Y = 65535  # CUDA's limit on a grid's y and z dimensions
 
 # Run all SSSP levels in one cooperative launch; cleared (with a warning) the
 # first time that cannot be built or launched, then one launch per level.
@@ -161,7 +162,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
         kernel, width = get_kernel("min_plus_smallk.cu", "min_plus_smallk", dtype, options=options), _SMALLK_COLS
     else:
         kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=options), _TILE
-    cols_per_launch = _MAX_GRID_Y * width
+    cols_per_launch = MAX_GRID_Y * width
     sixteen = wide_u16 or smallk_u16  # the 16-bit kernels take a fallback counter
     counter = None  # count_fallbacks: the tiles that fell back to float32
     if sixteen and count_fallbacks:
@@ -239,8 +240,8 @@ def blocked_floyd_warshall_batch_cuda(matrices):
     p1 = get_kernel("floyd_warshall.cu", "fw_phase1_batch", dtype)
     p2 = get_kernel("floyd_warshall.cu", "fw_phase2_batch", dtype)
     p3 = get_kernel("floyd_warshall.cu", "fw_phase3_batch", dtype)
-    for z0 in range(0, len(works), _MAX_GRID_Y):
-        part = works[z0 : z0 + _MAX_GRID_Y]
+    for z0 in range(0, len(works), MAX_GRID_Y):
+        part = works[z0 : z0 + MAX_GRID_Y]
         pointers = cp.asarray(np.array([w.data.ptr for w, _ in part], dtype=np.uint64))
         lds = cp.asarray(np.array([ld for _, ld in part], dtype=np.int64))
         sizes = np.array([w.shape[0] for w, _ in part], dtype=np.int32)
@@ -337,7 +338,7 @@ def assemble_interior_cuda(out, matrix, vertices, n_boundary, column_start, widt
     if interior == 0:
         return True
     unit_rows = out.shape[1] <= 1 or out.strides[1] == out.itemsize
-    if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == out.dtype and interior <= _MAX_GRID_Y):
+    if not (unit_rows and matrix.flags.c_contiguous and matrix.dtype == out.dtype and interior <= MAX_GRID_Y):
         return False
     ld = out.strides[0] // out.itemsize if out.shape[0] > 1 else width
     vertices = cp.ascontiguousarray(vertices, dtype=cp.int64)
@@ -511,7 +512,7 @@ def grouped_min_plus_cuda(a, level, out):
     c_, ldc = row_major(out, dtype)
     lb = level.lb if level.lb.dtype == dtype else level.lb.astype(dtype)
     kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype)
-    rows_per_launch = _MAX_GRID_Y * _TILE
+    rows_per_launch = MAX_GRID_Y * _TILE
     for r0 in range(0, rows, rows_per_launch):
         r1 = min(rows, r0 + rows_per_launch)
         grid = (int(tile_group.size), -(-(r1 - r0) // _TILE))

@@ -11,13 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import get_kernel
-from ._cuda import _csr, _real
+from ._cuda import MAX_GRID_Y, _csr, _real
 
 __all__ = ["boundary_predecessors_cuda", "floyd_warshall_predecessors_cuda", "min_plus_predecessors_cuda"]
 
 _TILE = 32  # PT_TILE of path_tile.cuh
 _BLOCK = (32, 8, 1)
-_MAX_GRID_Y = 65535
 _CHECK_EVERY = 8  # BFS levels between reads of the "claimed" flag
 
 
@@ -91,7 +90,7 @@ def min_plus_predecessors_cuda(a, a_hops, a_pred, b, b_hops, b_pred, out, out_pr
     cd, cp_ = targets[0], targets[1]
     ch = targets[2] if out_hops is not None else None
     kernel = get_kernel("min_plus_pred.cu", "min_plus_pred", dtype)
-    rows_per_launch = _MAX_GRID_Y * _TILE
+    rows_per_launch = MAX_GRID_Y * _TILE
     for r0 in range(0, m, rows_per_launch):
         r1 = min(m, r0 + rows_per_launch)
         grid = (-(-n // _TILE), -(-(r1 - r0) // _TILE))
