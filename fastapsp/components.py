@@ -416,12 +416,11 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     result = _direct_result(sink, dtype, xp) if needs_matrix and paths is None and on_block is None \
         and whole_rows and not pairs else None
     if result is not None:  # a result kept whole on the device: the rows made where they lie, no block
-        # Rows off 16-byte boundaries (n not a multiple of 4 in float32): the float32 kernels store them
-        # as shifted vectors; the packed kernels would store them element-wise (docs/kernels.md).
-        aligned = result.strides[0] % 16 == 0
+        # Rows off 16-byte boundaries (n not a multiple of 4 in float32) are stored as shifted vectors
+        # by every kernel (docs/kernels.md).
         with timer("min_plus"):
             min_plus(inner, rows_b, out=result, out_rows=vertices[nb:],
-                     integer=packing is not None and aligned and packing(rows_b))
+                     integer=packing is not None and packing(rows_b))
         with timer("assemble"):
             assemble_in_result(result, rows_b, matrix, vertices, nb, minimum=closed is not None)
         sink.written(vertices_host)

@@ -274,18 +274,21 @@ def test_boundary_sssp_in_small_batches(unit, batch):
 
 @pytest.mark.parametrize("k", [5, 20, 40, 70])
 @pytest.mark.parametrize("kernel", ["auto", "float32", "general", "packed"])
-@pytest.mark.parametrize("width", [1001, 1004])
+@pytest.mark.parametrize("width", [1001, 1002, 1004])
 @pytest.mark.parametrize("accumulate", [False, True])
-def test_min_plus_into_scattered_rows(k, kernel, width, accumulate):
+@pytest.mark.parametrize("fits", [False, True])
+def test_min_plus_into_scattered_rows(k, kernel, width, accumulate, fits):
     """out_rows: every kernel (small K float32 and 16-bit, the general and packed ones) writes row i of the
-    product to row out_rows[i] of a wider array, whose rows are 16-byte aligned (1004 columns) or not (1001),
-    and leaves every other row alone; an operand past the 16-bit range makes the packed tiles fall back."""
+    product to row out_rows[i] of a wider array, whose rows are 16-byte aligned (1004 columns) or start 1 to 3
+    columns off a 16-byte boundary (1001, 1002: rows of every shift), and leaves every other row alone; an
+    operand past the 16-bit range (``fits`` False) makes the packed tiles that read it fall back."""
     from fastapsp.stages._cuda import min_plus_cuda
 
     rng = np.random.default_rng(k * 11 + width)
     m = 150
     a, b = _operand(rng, (m, k), np.float32), _operand(rng, (k, width), np.float32)
-    b[0, 3] = 40000.0  # past U16_LIMIT: the tiles that read it compute in float32
+    if not fits:
+        b[0, 3] = 40000.0  # past U16_LIMIT: the tiles that read it compute in float32
     rows = rng.permutation(3 * m)[:m]
     result = _operand(rng, (3 * m, width), np.float32)
     ref = result.copy()

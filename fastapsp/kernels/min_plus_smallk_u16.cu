@@ -20,8 +20,10 @@
 #ifndef MP_NO_STREAM_STORE
 #define MP_STREAM_STORE
 #endif
-// Packed products run on 16-byte aligned rows only (fastapsp/components.py): no shifted stores.
-#define MP_ALIGNED_ROWS
+// The float32 fallback writes rows off 16-byte boundaries element by element: its shifted stores
+// (minplus_tile.cuh) made the packed kernel spill registers, and it runs only where an operand does
+// not fit 16 bits.  The packed tiles store such rows shifted (minplus_tile_u16.cuh).
+#define MP_PLAIN_FLOAT_STORES
 #include "common.cuh"
 #include "minplus_tile.cuh"
 #include "minplus_tile_u16.cuh"

@@ -111,7 +111,7 @@ __device__ __forceinline__ void tile_load(REAL (&acc)[4][4], const REAL* C, long
     }
 }
 
-#if defined(MP_ROW_MAP) && !defined(MP_ALIGNED_ROWS)
+#if defined(MP_ROW_MAP) && !defined(MP_PLAIN_FLOAT_STORES)
 // One row of a float tile whose row does not start on a 16-byte boundary (a device result
 // of n columns, n not a multiple of 4): its first S columns come before the row's first
 // 16-byte boundary.  Each thread t of the 16 sharing the row stores the aligned vector of
@@ -177,7 +177,7 @@ __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, lon
                                            const long long* crow = nullptr)
 {
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-#if defined(MP_ROW_MAP) && !defined(MP_ALIGNED_ROWS)
+#if defined(MP_ROW_MAP) && !defined(MP_PLAIN_FLOAT_STORES)
     if (crow && !aligned16(C, ldc)) {  // scattered rows that start off 16-byte boundaries
 #pragma unroll
         for (int i = 0; i < 4; ++i) {

@@ -81,13 +81,78 @@ __device__ __forceinline__ void float_tiles(const float* At, long long lda, cons
     }
 }
 
+#ifdef MP_ROW_MAP
+// The pieces of a row shorter than a vector (1 to 3 floats at p, values q): a 4-byte store where p is
+// not 8-byte aligned, an 8-byte one for a pair, a 4-byte one for what is left.  Lengths and offsets
+// pick values by selects: registers indexed at run time would go to local memory.
+__device__ __forceinline__ void store_piece(float* p, int len, const float (&q)[3])
+{
+    const int f = (len > 0 && (reinterpret_cast<unsigned long long>(p) & 4)) ? 1 : 0;
+    if (f) p[0] = q[0];
+    const int rem = len - f;
+    if (rem >= 2) *reinterpret_cast<float2*>(p + f) = f ? make_float2(q[1], q[2]) : make_float2(q[0], q[1]);
+    if (rem & 1) p[len - 1] = len == 1 ? q[0] : len == 2 ? q[1] : q[2];
+}
+
+// One full row (128 columns) of a packed tile whose row may start off a 16-byte boundary (a device
+// result of n columns, n not a multiple of 4): its first S columns (0 to 3) come before the row's
+// first boundary.  Thread t of the 16 sharing the row stores the aligned vectors of columns
+// 8t + S .. 8t + S + 7 (its own last 8 - S values and the first S of its right neighbour, `next`,
+// by a warp shuffle), thread 15 only the first of them; the two pieces left, the head (columns
+// 0 .. S - 1, thread 0) and the tail (124 + S .. 127, thread 15), take one store_piece each, so
+// that a warp issues no more stores a row than that.
+__device__ __forceinline__ void store_row8_shifted(const float (&v)[8], const float (&next)[3], float* row, int tx)
+{
+    const int S = (4 - (int)((reinterpret_cast<unsigned long long>(row) >> 2) & 3)) & 3;
+    const float x[11] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], next[0], next[1], next[2]};
+    float w[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) w[j] = S == 0 ? x[j] : S == 1 ? x[j + 1] : S == 2 ? x[j + 2] : x[j + 3];
+    const int c = 8 * tx + S;
+    store4(row + c, {w[0], w[1], w[2], w[3]});
+    if (tx < 15 || S == 0) store4(row + c + 4, {w[4], w[5], w[6], w[7]});
+    const bool head = tx == 0;
+    const float q[3] = {head ? v[0] : w[4], head ? v[1] : w[5], head ? v[2] : w[6]};
+    const int len = S == 0 ? 0 : head ? S : tx == 15 ? 4 - S : 0;
+    store_piece(head ? row : row + c + 4, len, q);
+}
+#endif
+
 // Ct[0:rows, 0:cols] <- [min(Ct,)] the packed results: thread (ty, tx) holds rows 4 ty .. 4 ty + 3,
 // columns 8 tx .. 8 tx + 7 as 4 x 4 pairs.  Without accumulate, full aligned rows go out as two
-// float4 stores (evict-first with MP_STREAM_STORE).
+// float4 stores (evict-first with MP_STREAM_STORE), and rows of a row map that start off 16-byte
+// boundaries as shifted float4 stores (store_row8_shifted).
 __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], float* Ct, long long ldc, int rows,
                                                int cols, int accumulate, const long long* crow = nullptr)
 {
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+#ifdef MP_ROW_MAP
+    if (!accumulate && crow && !aligned16(Ct, ldc)) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int r = 4 * ty + i;
+            float v[8], next[3];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
+                v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
+            }
+            // Every lane shuffles (the two rows of a warp may differ in whether they exist).
+#pragma unroll
+            for (int j = 0; j < 3; ++j) next[j] = __shfl_down_sync(0xffffffffu, v[j], 1, 16);
+            if (r >= rows) continue;
+            float* row = Ct + row_offset(crow, r, ldc);
+            if (cols == U16_COLS) {
+                store_row8_shifted(v, next, row, tx);
+            } else {  // the last columns of the matrix
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+                    if (8 * tx + j < cols) row[8 * tx + j] = v[j];
+            }
+        }
+        return;
+    }
+#endif
     const bool vec = !accumulate && aligned16(Ct, ldc) && 8 * tx + 8 <= cols;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
