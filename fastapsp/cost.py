@@ -57,17 +57,26 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     many components each entry stands for (default one each), so that k equal
     components cost one entry (:func:`choose_k` weighs hundreds of k).
     """
-    rates = _rates(backend, dtype)
     c = np.asarray(sizes, dtype=np.float64)
-    b = np.asarray(boundary, dtype=np.float64)
-    w = np.ones(c.shape) if counts is None else np.asarray(counts, dtype=np.float64)
-    total_b = float((w * b).sum())
+    seconds = _predict_arrays(c, np.asarray(boundary, dtype=np.float64),
+                              np.ones(c.shape) if counts is None else np.asarray(counts, dtype=np.float64),
+                              n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype,
+                              dense_limit=dense_limit, super_size=super_size, whole_rows=whole_rows)
+    return {method: {stage: float(v) for stage, v in stages.items()} for method, stages in seconds.items()}
+
+
+def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype, dense_limit: int,
+                    super_size: int, whole_rows: bool) -> dict:
+    """:func:`predict` of many partitions at once: ``c``, ``b``, ``w`` (sizes, boundary vertices, counts)
+    of shape (..., entries); every stage's seconds of shape (...)."""
+    rates = _rates(backend, dtype)
+    total_b = (w * b).sum(axis=-1)
     itemsize = np.dtype(dtype).itemsize
     per_vertex = arcs / max(n, 1)
     fw = _closure_seconds(c, c * per_vertex, rates, w)
-    minplus = float((w * (c - b) * b).sum()) * n / rates["dense"]
+    minplus = (w * (c - b) * b).sum(axis=-1) * n / rates["dense"]
     columns = np.full(c.shape, float(n)) if whole_rows else np.where(b > 0, float(n), c)
-    assemble = float((w * c * columns).sum()) * itemsize / rates["row_bytes"]
+    assemble = (w * c * columns).sum(axis=-1) * itemsize / rates["row_bytes"]
     frontier_rate = rates["frontier_unit" if unit_weights else "frontier_weighted"]
     frontier = {
         "sssp": total_b * arcs / frontier_rate,
@@ -77,17 +86,14 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
         "assemble": assemble,
     }
     # Boundary graph: local closures once, then the upper levels and the grouped product.
-    rows = total_b * float((w * b * c).sum()) / rates["dense"]
+    rows = total_b * (w * b * c).sum(axis=-1) / rates["dense"]
     gather = total_b * n * itemsize * 2 / rates["row_bytes"]
-    if total_b <= dense_limit:
-        upper = total_b**3 / rates["dense"]
-    else:
-        # Super-groups of ~super_size boundary vertices; their own boundary grows like a perimeter.
-        mean_b = max(1.0, total_b / max(1, int(w[b > 0].sum())))
-        b2 = mean_b * math.sqrt(max(1.0, super_size / mean_b))
-        groups = total_b / super_size
-        top = min(total_b, groups * b2)
-        upper = (total_b * super_size**2 + 2 * total_b**2 * b2 + top**3) / rates["dense"]
+    # Above dense_limit, super-groups of ~super_size boundary vertices; their own boundary grows like a perimeter.
+    mean_b = np.maximum(1.0, total_b / np.maximum(1.0, np.floor((w * (b > 0)).sum(axis=-1))))
+    b2 = mean_b * np.sqrt(np.maximum(1.0, super_size / mean_b))
+    top = np.minimum(total_b, total_b / super_size * b2)
+    upper = np.where(total_b <= dense_limit, total_b**3,
+                     total_b * super_size**2 + 2 * total_b**2 * b2 + top**3) / rates["dense"]
     boundary_graph = {
         "local_fw": fw,
         "boundary_graph": upper,
@@ -100,14 +106,14 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     return {"frontier": frontier, "boundary-graph": boundary_graph}
 
 
-def _closure_seconds(c, finite, rates, counts=1.0) -> float:
+def _closure_seconds(c, finite, rates, counts=1.0):
     """Seconds of closing matrices of ``c`` vertices with ``finite`` finite entries off the diagonal, each
-    ``counts`` times: the Floyd-Warshall's c^3, or on the host the searches where they cost less
-    (``close_matrix``)."""
+    ``counts`` times (summed over the last axis): the Floyd-Warshall's c^3, or on the host the searches
+    where they cost less (``close_matrix``)."""
     dense = c**3 / rates["dense"]
     if "search" in rates:
         dense = np.minimum(dense, c * (finite + c) * np.log2(np.maximum(c, 2.0)) / rates["search"])
-    return float(np.sum(counts * dense))
+    return np.sum(counts * dense, axis=-1)
 
 
 # Bytes per second of sharing the rows L_q[B_q, :] among the ranks of one host: copied to the host, one
@@ -310,30 +316,58 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
 def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str, dtype,
                 memory_bytes: float | None, sizes, isolated: int):
     """``(k, predicted seconds by part)`` of every k :func:`choose_k` considers."""
+    shapes = _candidate_shapes(n, isolated, sizes)
+    if not shapes:
+        return
+    k, k_rest, k_alone, size, alone, rest = (np.array(column, dtype=np.float64) for column in zip(*shapes))
+    b = np.where(k_rest > 1, np.minimum(size, alpha * np.maximum(size, 0.0) ** beta), 0.0)
+    keep = np.ones(k.size, dtype=bool)
+    if memory_bytes is not None:
+        largest = np.maximum(size, alone)
+        keep = (3 * largest * largest + b * n + largest * n) * np.dtype(dtype).itemsize <= memory_bytes
+    zeros = np.zeros(k.size)
+    pred = _predict_arrays(np.stack([size, alone], axis=-1), np.stack([b, zeros], axis=-1),
+                           np.stack([k_rest, k_alone], axis=-1), n, arcs, unit_weights=unit_weights, backend=backend,
+                           dtype=dtype, dense_limit=16384, super_size=2048, whole_rows=True)
+    partition = PARTITION_RATES["per_vertex"] * rest + PARTITION_RATES["per_component"] * k_rest
+    components = COMPONENT_OVERHEAD[backend] * k
+    # The cheaper method, the frontier SSSP on a tie as min() over the dict picks it.
+    frontier = pred["frontier"]["total"] <= pred["boundary-graph"]["total"]
+    solve = np.where(frontier, pred["frontier"]["total"], pred["boundary-graph"]["total"])
+    for i in np.flatnonzero(keep):
+        parts = {"method": "frontier" if frontier[i] else "boundary-graph", "solve": float(solve[i]),
+                 "partition": float(partition[i]), "components": float(components[i])}
+        parts["total"] = parts["solve"] + parts["partition"] + parts["components"]
+        yield int(k[i]), parts
+
+
+def _candidate_shapes(n: int, isolated: int, sizes) -> list[tuple]:
+    """``(k, k_rest, k_alone, size, alone, rest)`` for each component size considered: the k, its
+    components of the vertices with arcs and of the isolated ones (as the partition splits them), their
+    sizes and the vertices with arcs.  Independent of the boundary law, so shared by every law weighed."""
     from .partition import DEFAULT_IMBALANCE
     from .partition.isolated import balanced_split, isolated_split
 
-    itemsize = np.dtype(dtype).itemsize
+    key = (n, isolated, tuple(float(c) for c in sizes))
+    if key in _SHAPES:
+        return _SHAPES[key]
     if isolated and isolated_split(n, isolated, max(2, round(n / float(np.min(sizes)))))[1]:
         sizes = np.concatenate([_SMALL_SIZES[_SMALL_SIZES < np.min(sizes)], sizes])
+    shapes = []
     for c in sizes:
         k = max(1, min(n, round(n / c)))
         k_rest, k_alone = balanced_split(n, isolated, k, DEFAULT_IMBALANCE) if k > 1 else (1, 0)
         rest = n - isolated if k_alone else n
         size = rest / k_rest if k_rest else 0.0
-        b = min(size, alpha * size**beta) if k_rest > 1 else 0.0
         alone = isolated / k_alone if k_alone else 0.0
-        largest = max(size, alone)
-        if memory_bytes is not None and (3 * largest * largest + b * n + largest * n) * itemsize > memory_bytes:
-            continue
-        pred = predict([size, alone], [b, 0.0], n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype,
-                       counts=[k_rest, k_alone])
-        method = min(pred, key=lambda m: pred[m]["total"])
-        parts = {"method": method, "solve": pred[method]["total"],
-                 "partition": PARTITION_RATES["per_vertex"] * rest + PARTITION_RATES["per_component"] * k_rest,
-                 "components": COMPONENT_OVERHEAD[backend] * k}
-        parts["total"] = parts["solve"] + parts["partition"] + parts["components"]
-        yield k, parts
+        shapes.append((k, k_rest, k_alone, size, alone, rest))
+    if len(_SHAPES) > 64:
+        _SHAPES.clear()
+    _SHAPES[key] = shapes
+    return shapes
+
+
+_SHAPES: dict = {}  # _candidate_shapes of recent (n, isolated, sizes)
 
 
 # Boundary laws (alpha, beta of sample_boundary) measured on public graphs of three kinds: road

@@ -14,6 +14,35 @@ from fastapsp.partition import make_partition, partition_graph
 from fastapsp.planning import make_plan, renamed_by_component
 
 
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("wide", [False, True])
+def test_renaming_on_the_device_gives_the_host_graph(xp, directed, wide):
+    """Graph.permuted_with (CuPy: on the GPU) gives the host's permuted graph: the same CSR, dtype and
+    weights, heads ascending, isolated vertices and explicit zeros kept; the device CSR it keeps is that
+    graph's; a non-permutation is refused."""
+    from fastapsp.backend import device_csr
+    from fastapsp.graph import Graph
+
+    rng = np.random.default_rng(7 + directed + 2 * wide)
+    graph = random_graph(rng, 300, 1500, directed=directed, weighted=True)
+    weights = graph.weights.copy()
+    weights[::17] = 0.0  # explicit zeros
+    graph = Graph(graph.indptr.astype(np.int64 if wide else np.int32), graph.indices.astype(np.int64 if wide else np.int32),
+                  weights, directed=directed, name="g")
+    order = rng.permutation(graph.n)
+    want, got = graph.permuted(order), graph.permuted_with(order, xp)
+    assert got.indptr.dtype == want.indptr.dtype and got.directed == want.directed
+    for a, b in ((got.indptr, want.indptr), (got.indices, want.indices), (got.weights, want.weights)):
+        np.testing.assert_array_equal(a, b)
+    if xp is not np:
+        kept = device_csr(got, xp)
+        np.testing.assert_array_equal(kept[1].get(), want.indices)
+    with pytest.raises(ValueError, match="permutation"):
+        graph.permuted_with(np.zeros(graph.n, dtype=np.int64), xp)
+    empty = Graph(np.zeros(4, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0), directed=False)
+    assert empty.permuted_with([2, 0, 1], xp).m == 0
+
+
 @pytest.mark.parametrize("k", [1, 5, 17])
 def test_renamed_partition_is_the_partition_of_the_renamed_graph(k):
     graph = random_graph(np.random.default_rng(k), 120, 400, directed=False, weighted=True)
