@@ -218,7 +218,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 with timer("local_fw"):
                     batch = _reclose_batch(p, reclose, reclose_at, place[p], partition, dtype.itemsize,
                                            closure_batch_limit(available_bytes(xp) // 3))
-                    closed.update(close_components(indptr, indices, weights, partition, batch, dtype=dtype))
+                    closed.update(close_components(indptr, indices, weights, partition, batch, dtype=dtype,
+                                                    unit_weights=graph.unit_weights))
                 matrix = closed.pop(p)
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
@@ -327,7 +328,8 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
     for batch in _closure_batches(partition, dense, np.dtype(dtype).itemsize, budget):
         timer.component = batch[0] if len(batch) == 1 else tuple(batch)  # closed together
         with timer("local_fw"):
-            matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype)
+            matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype,
+                                          unit_weights=graph.unit_weights)
         for p in batch:
             matrix = matrices.pop(p)
             nb = int(partition.boundary_per_part[p])

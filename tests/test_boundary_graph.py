@@ -84,6 +84,49 @@ def test_local_closures_equal_numpy(xp, dtype):
         np.testing.assert_array_equal(host(got[p]), want[p], err_msg=f"component {p}")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("wide", [False, True])
+def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide):
+    """Unit weights (close_components(unit_weights=True); on the GPU breadth-first searches, 32 sources a
+    block) against the NumPy closures: components of 1 to 200 vertices (sizes off multiples of 32,
+    pieces no arc joins, empty parts), long paths, directed arcs, int32 and int64 ids; with the size
+    limit lowered below the largest component, the batch is closed by Floyd-Warshall instead."""
+    from fastapsp.stages import _cuda
+
+    rng = np.random.default_rng(11 + directed + 2 * wide)
+    n = 900
+    others = np.concatenate([np.arange(300), np.arange(500, n)])
+    src, dst = rng.choice(others, 1400), rng.choice(others, 1400)
+    chain = np.arange(300, 499)  # a path of 200 vertices: 199 levels
+    src, dst = np.concatenate([src, chain]), np.concatenate([dst, chain + 1])
+    graph = Graph.from_edges(n, src, dst, np.ones(src.size), directed=directed)
+    itype = np.int64 if wide else np.int32
+    graph = Graph(graph.indptr.astype(itype), graph.indices.astype(itype), graph.weights, directed=directed)
+    labels = rng.integers(0, 12, n)
+    labels[rng.random(n) < 0.01] = 13  # a few scattered vertices, mostly without arcs between them
+    labels[300:500] = 12  # the path, one component of 200
+    part = make_partition(graph, labels, 16, method="random", seed=0, imbalance=1.0, seconds=0.0)
+    wanted = [p for p in range(16) if p != 5]  # 14 and 15 are empty
+    want = close_components(graph.indptr, graph.indices, graph.weights, part, wanted, dtype=dtype)
+    arrays = [xp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights)]
+    got = close_components(*arrays, part, wanted, dtype=dtype, unit_weights=True)
+    assert sorted(got) == sorted(want) == [p for p in wanted if part.sizes[p]]
+    for p in want:
+        assert got[p].dtype == want[p].dtype
+        np.testing.assert_array_equal(host(got[p]), want[p], err_msg=f"component {p}")
+    path = host(got[12])
+    assert float(path[np.isfinite(path)].max()) == 199.0  # the path's two ends
+    if xp is not np:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_cuda, "BFS_CLOSURE_MAX", 100)
+            again = close_components(*arrays, part, wanted, dtype=dtype, unit_weights=True)
+            for p in want:
+                np.testing.assert_array_equal(host(again[p]), want[p], err_msg=f"component {p}")
+            with pytest.raises(ValueError, match="searches"):
+                _cuda.build_local_batch_cuda(*arrays, part, [12], dtype, searches=True)
+
+
 @pytest.mark.parametrize("batch", [(1, 512 << 20), (3, 512 << 20), (128, 1)])
 def test_rows_made_in_batches_of_groups(xp, monkeypatch, batch):
     """Several groups' boundary rows from one grouped product (BATCH_ROWS rows at most, and one group

@@ -56,3 +56,61 @@ build_local_batch(const index_t* indptr, const index_t* indices, const double* w
     __syncthreads();
     if (threadIdx.x == 0) row[row_a[r]] = (REAL)0;
 }
+
+// The closures of such matrices when every arc weighs 1: breadth-first searches from every vertex of
+// a component over its own arcs, 32 searches a block, one bit each (a vertex's frontier, visited and
+// next sets of the 32 searches are one word each, in shared memory: 12 bytes a vertex).  Level by
+// level the frontier pushes its bits along the arcs (shared atomicOr) and each vertex's new bits are
+// the searches that reach it at this distance; the row of source s gets that distance in the column
+// of the vertex.  The matrices come from build_local_batch (+inf, the arcs at 1, the zero diagonal),
+// so only distances from 2 on are written.  Block b searches from sources block_source[b] ..
+// block_source[b] + 31 of component block_comp[b] (c = sizes[z] rows from rows[first_row[z]], its
+// matrix at D[z], c x c); dynamic shared memory: 3 words per vertex of the largest component.
+extern "C" __global__ void __launch_bounds__(256)
+closure_bfs_batch(const index_t* indptr, const index_t* indices, const int* label, const int* local_of,
+                  const index_t* row_vertex, const long long* first_row, const int* sizes, REAL* const* D,
+                  const int* block_comp, const int* block_source)
+{
+    extern __shared__ unsigned int sets[];
+    const int z = block_comp[blockIdx.x], s0 = block_source[blockIdx.x];
+    const int c = sizes[z];
+    unsigned int* frontier = sets;
+    unsigned int* visited = sets + c;
+    unsigned int* next = sets + 2 * c;
+    const index_t* vertex = row_vertex + first_row[z];
+    const int own = label[vertex[0]];
+    REAL* M = D[z];
+    for (int v = threadIdx.x; v < c; v += blockDim.x) {
+        const unsigned int bit = (v >= s0 && v - s0 < 32) ? 1u << (v - s0) : 0u;
+        frontier[v] = bit;
+        visited[v] = bit;
+        next[v] = 0u;
+    }
+    __syncthreads();
+    for (int level = 1;; ++level) {
+        for (int u = threadIdx.x; u < c; u += blockDim.x) {
+            const unsigned int f = frontier[u];
+            if (f == 0u) continue;
+            const index_t g = vertex[u], end = indptr[g + 1];
+            for (index_t e = indptr[g]; e < end; ++e) {
+                const index_t h = indices[e];
+                if (label[h] == own) atomicOr(&next[local_of[h]], f);
+            }
+        }
+        __syncthreads();
+        int found = 0;
+        for (int v = threadIdx.x; v < c; v += blockDim.x) {
+            const unsigned int fresh = next[v] & ~visited[v];
+            next[v] = 0u;
+            frontier[v] = fresh;
+            if (fresh == 0u) continue;
+            visited[v] |= fresh;
+            found = 1;
+            if (level > 1) {
+                for (unsigned int m = fresh; m != 0u; m &= m - 1u)
+                    M[(long long)(s0 + __ffs(m) - 1) * c + v] = (REAL)level;
+            }
+        }
+        if (!__syncthreads_or(found)) break;
+    }
+}

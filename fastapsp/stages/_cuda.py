@@ -287,10 +287,17 @@ def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, 
     return matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
 
 
-def build_local_batch_cuda(indptr, indices, weights, partition, components, dtype):
+# Largest component closed by breadth-first searches (closure_bfs_batch): three 4-byte words a vertex of
+# shared memory, within the 48 KB a block gets without opting in.
+BFS_CLOSURE_MAX = 4096
+
+
+def build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, *, searches=False):
     """``{p: matrix}``: every component of ``components`` over its own arcs (+inf elsewhere, zero
     diagonal), all built by one launch of ``build_local_batch`` into one buffer (the matrices are views
-    of it, in the component's vertex order, boundary first)."""
+    of it, in the component's vertex order, boundary first).  ``searches`` (every arc weighs 1, every
+    component at most ``BFS_CLOSURE_MAX`` vertices): the matrices are closed too, by breadth-first
+    searches from every vertex (``closure_bfs_batch``, 32 a block)."""
     import cupy as cp
 
     kdtype = _real(dtype)
@@ -313,10 +320,23 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     local_of[order] = (np.arange(n, dtype=np.int64) - starts[partition.labels[order]]).astype(np.int32)
     buffer = cp.empty(int(offsets[-1]), dtype=kdtype)
     kernel = get_kernel("build.cu", "build_local_batch", kdtype, index_dtype=itype)
+    labels, local = cp.asarray(partition.labels, dtype=cp.int32), cp.asarray(local_of)
+    row_vertex = cp.asarray(order[first + rank], dtype=itype)
     kernel((int(sizes.sum()),), (_THREADS,),
-           (indptr, indices, weights, cp.asarray(partition.labels, dtype=cp.int32), cp.asarray(local_of),
-            cp.asarray(order[first + rank], dtype=itype), cp.asarray(row_start), cp.asarray(row_c, dtype=cp.int32),
-            cp.asarray(rank, dtype=cp.int32), buffer))
+           (indptr, indices, weights, labels, local, row_vertex, cp.asarray(row_start),
+            cp.asarray(row_c, dtype=cp.int32), cp.asarray(rank, dtype=cp.int32), buffer))
+    if searches:
+        if int(sizes.max()) > BFS_CLOSURE_MAX:
+            raise ValueError(f"searches: a component of {int(sizes.max())} vertices, above {BFS_CLOSURE_MAX}")
+        per = -(-sizes // 32)  # blocks of each component: 32 sources each
+        block_comp = np.repeat(np.arange(len(comps), dtype=np.int32), per)
+        block_source = (32 * (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))).astype(np.int32)
+        pointers = buffer.data.ptr + offsets[:-1] * buffer.itemsize
+        search = get_kernel("build.cu", "closure_bfs_batch", kdtype, index_dtype=itype)
+        search((block_comp.size,), (_THREADS,),
+               (indptr, indices, labels, local, row_vertex, cp.asarray(np.cumsum(sizes) - sizes),
+                cp.asarray(sizes, dtype=cp.int32), cp.asarray(pointers.astype(np.uint64)), cp.asarray(block_comp),
+                cp.asarray(block_source)), shared_mem=12 * int(sizes.max()))
     closed = {}
     for j, p in enumerate(comps):
         c = int(sizes[j])

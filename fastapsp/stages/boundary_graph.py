@@ -86,18 +86,24 @@ _MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper 
 _EXCHANGE_TAG = 24
 
 
-def close_components(indptr, indices, weights, partition, components, *, dtype):
+def close_components(indptr, indices, weights, partition, components, *, dtype, unit_weights: bool = False):
     """Distances inside every component of ``components``, over its own arcs only.
 
     Returns ``{p: L_p}`` with ``L_p`` of shape (c_p, c_p) in the component's
-    vertex order (boundary first), on the array module of ``indptr``.
+    vertex order (boundary first), on the array module of ``indptr``.  On the
+    GPU, where every arc weighs 1 (``unit_weights``) and no component has more
+    than ``BFS_CLOSURE_MAX`` vertices, the closures are breadth-first searches
+    from every vertex (c (c + arcs) steps against Floyd-Warshall's c^3);
+    elsewhere the blocked Floyd-Warshall.
     """
     xp = array_module(indptr, indices, weights)
     if xp is not np:  # one launch builds them all (the matrices are views of one buffer)
-        from ._cuda import build_local_batch_cuda
+        from ._cuda import BFS_CLOSURE_MAX, build_local_batch_cuda
 
-        closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype)
-        close_many(closed.values())
+        searches = unit_weights and max((int(partition.sizes[p]) for p in components), default=0) <= BFS_CLOSURE_MAX
+        closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, searches=searches)
+        if not searches:
+            close_many(closed.values())
         return closed
     n = indptr.shape[0] - 1
     no_rows = xp.empty((0, n), dtype=dtype)
