@@ -57,45 +57,44 @@ build_local_batch(const index_t* indptr, const index_t* indices, const double* w
     if (threadIdx.x == 0) row[row_a[r]] = (REAL)0;
 }
 
-// The closures of such matrices when every arc weighs 1: breadth-first searches from every vertex of
-// a component over its own arcs, 32 searches a block, one bit each (a vertex's frontier, visited and
-// next sets of the 32 searches are one word each, in shared memory: 12 bytes a vertex).  Level by
-// level the frontier pushes its bits along the arcs (shared atomicOr) and each vertex's new bits are
-// the searches that reach it at this distance; the row of source s gets that distance in the column
-// of the vertex.  The matrices come from build_local_batch (+inf, the arcs at 1, the zero diagonal),
-// so only distances from 2 on are written.  Block b searches from sources block_source[b] ..
-// block_source[b] + 31 of component block_comp[b] (c = sizes[z] rows from rows[first_row[z]], its
-// matrix at D[z], c x c); dynamic shared memory: 3 words per vertex of the largest component.
+// The closures of the components of a graph whose arcs all weigh 1, in place of build_local_batch and
+// Floyd-Warshall: breadth-first searches from every vertex of a component over its own arcs, 32 searches
+// a block, one bit each (a vertex's frontier, visited and next sets of the 32 searches are one word
+// each, in shared memory: 12 bytes a vertex).  The block first fills its 32 rows (+inf, the zero
+// diagonal); then, level by level, the frontier pushes its bits along the arcs (shared atomicOr) and
+// each vertex's new bits are the searches that reach it at this distance, which goes to the source's
+// row in the vertex's column.  Arcs come as a CSR of local ids per row of the batch (lptr over all the
+// batch's rows, lidx local heads), made on the device beforehand.  Block b searches from sources
+// block_source[b] .. + 31 of component block_comp[b] (c = sizes[z] rows from row first_row[z] of the
+// batch, matrix at D[z], c x c); dynamic shared memory: 3 words a vertex of the largest component.
 extern "C" __global__ void __launch_bounds__(256)
-closure_bfs_batch(const index_t* indptr, const index_t* indices, const int* label, const int* local_of,
-                  const index_t* row_vertex, const long long* first_row, const int* sizes, REAL* const* D,
-                  const int* block_comp, const int* block_source)
+closure_bfs_batch(const long long* lptr, const int* lidx, const long long* first_row, const int* sizes,
+                  REAL* const* D, const int* block_comp, const int* block_source)
 {
     extern __shared__ unsigned int sets[];
     const int z = block_comp[blockIdx.x], s0 = block_source[blockIdx.x];
     const int c = sizes[z];
+    const int ns = min(32, c - s0);
     unsigned int* frontier = sets;
     unsigned int* visited = sets + c;
     unsigned int* next = sets + 2 * c;
-    const index_t* vertex = row_vertex + first_row[z];
-    const int own = label[vertex[0]];
-    REAL* M = D[z];
+    const long long* ptr = lptr + first_row[z];
+    REAL* rows = D[z] + (long long)s0 * c;
+    for (long long e = threadIdx.x; e < (long long)ns * c; e += blockDim.x) rows[e] = INF_R;
     for (int v = threadIdx.x; v < c; v += blockDim.x) {
         const unsigned int bit = (v >= s0 && v - s0 < 32) ? 1u << (v - s0) : 0u;
         frontier[v] = bit;
         visited[v] = bit;
         next[v] = 0u;
     }
-    __syncthreads();
+    __syncthreads();  // the fill before any distance
+    if (threadIdx.x < ns) rows[(long long)threadIdx.x * c + s0 + threadIdx.x] = (REAL)0;
     for (int level = 1;; ++level) {
         for (int u = threadIdx.x; u < c; u += blockDim.x) {
             const unsigned int f = frontier[u];
             if (f == 0u) continue;
-            const index_t g = vertex[u], end = indptr[g + 1];
-            for (index_t e = indptr[g]; e < end; ++e) {
-                const index_t h = indices[e];
-                if (label[h] == own) atomicOr(&next[local_of[h]], f);
-            }
+            const long long end = __ldg(ptr + u + 1);
+            for (long long e = __ldg(ptr + u); e < end; ++e) atomicOr(&next[__ldg(lidx + e)], f);
         }
         __syncthreads();
         int found = 0;
@@ -106,10 +105,7 @@ closure_bfs_batch(const index_t* indptr, const index_t* indices, const int* labe
             if (fresh == 0u) continue;
             visited[v] |= fresh;
             found = 1;
-            if (level > 1) {
-                for (unsigned int m = fresh; m != 0u; m &= m - 1u)
-                    M[(long long)(s0 + __ffs(m) - 1) * c + v] = (REAL)level;
-            }
+            for (unsigned int m = fresh; m != 0u; m &= m - 1u) rows[(long long)(__ffs(m) - 1) * c + v] = (REAL)level;
         }
         if (!__syncthreads_or(found)) break;
     }

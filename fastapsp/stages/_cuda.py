@@ -296,8 +296,8 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     """``{p: matrix}``: every component of ``components`` over its own arcs (+inf elsewhere, zero
     diagonal), all built by one launch of ``build_local_batch`` into one buffer (the matrices are views
     of it, in the component's vertex order, boundary first).  ``searches`` (every arc weighs 1, every
-    component at most ``BFS_CLOSURE_MAX`` vertices): the matrices are closed too, by breadth-first
-    searches from every vertex (``closure_bfs_batch``, 32 a block)."""
+    component at most ``BFS_CLOSURE_MAX`` vertices): the matrices are the closures instead, made by
+    breadth-first searches from every vertex (``closure_bfs_batch``, 32 a block, each filling its rows)."""
     import cupy as cp
 
     kdtype = _real(dtype)
@@ -319,30 +319,50 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     local_of = np.empty(n, dtype=np.int32)
     local_of[order] = (np.arange(n, dtype=np.int64) - starts[partition.labels[order]]).astype(np.int32)
     buffer = cp.empty(int(offsets[-1]), dtype=kdtype)
-    kernel = get_kernel("build.cu", "build_local_batch", kdtype, index_dtype=itype)
     labels, local = cp.asarray(partition.labels, dtype=cp.int32), cp.asarray(local_of)
     row_vertex = cp.asarray(order[first + rank], dtype=itype)
-    kernel((int(sizes.sum()),), (_THREADS,),
-           (indptr, indices, weights, labels, local, row_vertex, cp.asarray(row_start),
-            cp.asarray(row_c, dtype=cp.int32), cp.asarray(rank, dtype=cp.int32), buffer))
     if searches:
         if int(sizes.max()) > BFS_CLOSURE_MAX:
             raise ValueError(f"searches: a component of {int(sizes.max())} vertices, above {BFS_CLOSURE_MAX}")
+        lptr, lidx = _local_csr(indptr, indices, labels, local, row_vertex)
         per = -(-sizes // 32)  # blocks of each component: 32 sources each
         block_comp = np.repeat(np.arange(len(comps), dtype=np.int32), per)
         block_source = (32 * (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))).astype(np.int32)
-        pointers = buffer.data.ptr + offsets[:-1] * buffer.itemsize
+        pointers = (buffer.data.ptr + offsets[:-1] * buffer.itemsize).astype(np.uint64)
         search = get_kernel("build.cu", "closure_bfs_batch", kdtype, index_dtype=itype)
         search((block_comp.size,), (_THREADS,),
-               (indptr, indices, labels, local, row_vertex, cp.asarray(np.cumsum(sizes) - sizes),
-                cp.asarray(sizes, dtype=cp.int32), cp.asarray(pointers.astype(np.uint64)), cp.asarray(block_comp),
-                cp.asarray(block_source)), shared_mem=12 * int(sizes.max()))
+               (lptr, lidx, cp.asarray(np.cumsum(sizes) - sizes), cp.asarray(sizes, dtype=cp.int32),
+                cp.asarray(pointers), cp.asarray(block_comp), cp.asarray(block_source)),
+               shared_mem=12 * int(sizes.max()))
+    else:
+        kernel = get_kernel("build.cu", "build_local_batch", kdtype, index_dtype=itype)
+        kernel((int(sizes.sum()),), (_THREADS,),
+               (indptr, indices, weights, labels, local, row_vertex, cp.asarray(row_start),
+                cp.asarray(row_c, dtype=cp.int32), cp.asarray(rank, dtype=cp.int32), buffer))
     closed = {}
     for j, p in enumerate(comps):
         c = int(sizes[j])
         matrix = buffer[offsets[j] : offsets[j + 1]].reshape(c, c)
         closed[p] = matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
     return closed
+
+
+def _local_csr(indptr, indices, labels, local, row_vertex):
+    """``(lptr, lidx)``: the arcs that stay inside a component, per row of a batch (row r is vertex
+    ``row_vertex[r]``), as offsets over all the rows (int64) and local heads (int32)."""
+    import cupy as cp
+
+    rows = row_vertex.astype(cp.int64)
+    first = indptr[rows].astype(cp.int64)
+    ptr = cp.zeros(rows.size + 1, dtype=cp.int64)
+    cp.cumsum(indptr[rows + 1].astype(cp.int64) - first, out=ptr[1:])
+    position = cp.arange(int(ptr[-1]), dtype=cp.int64)
+    row = cp.searchsorted(ptr, position, side="right") - 1  # the batch row of every arc
+    heads = indices[first[row] + (position - ptr[row])]
+    inside = labels[heads] == labels[rows[row]]
+    lptr = cp.zeros(rows.size + 1, dtype=cp.int64)
+    cp.cumsum(cp.bincount(row[inside], minlength=rows.size), out=lptr[1:])
+    return lptr, local[heads[inside]].astype(cp.int32)
 
 
 def assemble_interior_cuda(out, matrix, vertices, n_boundary, column_start, width, minimum=False, rows=None) -> bool:
