@@ -70,7 +70,8 @@ from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
 from .min_plus import Packing, min_plus
 
-__all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closure_batch_limit", "closure_budget",
+__all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closes_by_searches",
+           "closure_batch_limit", "closure_budget",
            "levels_bytes", "batch_rows",
            "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS", "BATCH_BYTES"]
 
@@ -98,9 +99,10 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
     """
     xp = array_module(indptr, indices, weights)
     if xp is not np:  # one launch builds them all (the matrices are views of one buffer)
-        from ._cuda import BFS_CLOSURE_MAX, build_local_batch_cuda
+        from ._cuda import build_local_batch_cuda
 
-        searches = unit_weights and max((int(partition.sizes[p]) for p in components), default=0) <= BFS_CLOSURE_MAX
+        largest = max((int(partition.sizes[p]) for p in components), default=0)
+        searches = bool(closes_by_searches(largest, unit_weights=unit_weights, gpu=True))
         closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, searches=searches)
         if not searches:
             close_many(closed.values())
@@ -115,6 +117,18 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
         closed[p] = build_component_matrix(indptr, indices, weights, xp.asarray(vertices), 0, no_rows, dtype=dtype)
     close_many(closed.values())  # on the GPU: the same launches for all of them
     return closed
+
+
+def closes_by_searches(largest, *, unit_weights: bool, gpu: bool):
+    """Whether :func:`close_components` closes components of at most ``largest`` vertices (a number or an
+    array of them) by breadth-first searches from every vertex: on the GPU, where every arc weighs 1 and
+    the largest fits the kernel's shared memory (``BFS_CLOSURE_MAX``).  The cost model
+    (:func:`fastapsp.cost.predict`) prices the closures by the same rule."""
+    if not (gpu and unit_weights):
+        return np.zeros(np.shape(largest), dtype=bool)
+    from ._cuda import BFS_CLOSURE_MAX
+
+    return np.asarray(largest) <= BFS_CLOSURE_MAX
 
 
 def levels_bytes(tree, partition, itemsize: int) -> int:
