@@ -2,8 +2,9 @@
 widths n whose rows start on a 16-byte boundary or 1 to 3 columns off one.
 
 For each n and inner dimension K: the packed 16-bit kernels (whole-number operands, the shifted
-stores of ``minplus_tile_u16.cuh`` where rows are off 16 bytes) and the float32 kernels, each with
-and without the evict-first stores, timed with CUDA events (best of ``--repeat``).  One JSON under
+stores of ``minplus_tile_u16.cuh`` where rows are off 16 bytes) as the engine builds them and with
+3 or 4 resident blocks a SM asked of the small-K kernel, and the float32 kernels, with and without
+the evict-first stores, timed with CUDA events (best of ``--repeat``).  One JSON under
 ``--out``.
 
     python benchmarks/shifted_rows_bench.py --out benchmarks/results/shifted-rows
@@ -20,7 +21,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, event_seconds, write_result  # noqa: E402
 
-VARIANTS = (("packed", True, ()), ("packed_no_stream_store", True, ("-DMP_NO_STREAM_STORE",)),
+VARIANTS = (("packed", True, ()),  # the engine's choice: 3 resident blocks a SM up to K = 24 (row map)
+            ("packed_4_blocks", True, ("-DSKU_MIN_BLOCKS=4",)), ("packed_3_blocks", True, ("-DSKU_MIN_BLOCKS=3",)),
+            ("packed_no_stream_store", True, ("-DMP_NO_STREAM_STORE",)),
             ("float32", False, ()), ("float32_no_stream_store", False, ("-DMP_NO_STREAM_STORE",)))
 
 
@@ -28,7 +31,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1450, help="interior rows of the component")
     parser.add_argument("--widths", default="114600,114604,114599,114601,114602", help="n values, comma-separated")
-    parser.add_argument("--k", default="12,24,40", help="inner dimensions, comma-separated")
+    parser.add_argument("--k", default="10,16,24,32,40", help="inner dimensions, comma-separated")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--out", default=str(RESULTS / "shifted-rows"))
     args = parser.parse_args(argv)

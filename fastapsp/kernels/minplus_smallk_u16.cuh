@@ -5,7 +5,9 @@
 // columns 8 tx .. 8 tx + 7 as 4 x 4 packed pairs (minplus_tile_u16.cuh's u16_step).
 
 #define SKU_COLS 128
+#ifndef SKU_CT  // column tiles a block sweeps with its slice of A (512 columns)
 #define SKU_CT 4
+#endif
 #ifndef SKU_MAXK  // largest K (a multiple of 4): 32, or 48 (37.6 KB of shared memory) for K = 33..48
 #define SKU_MAXK 32  // the host asks for 48 only where needed: more registers (spills) slow K <= 32 (docs/kernels.md)
 #endif

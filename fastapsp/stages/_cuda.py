@@ -50,6 +50,13 @@ _SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its bloc
 _CUT_TAIL = ("-DMP_CUT_TAIL=1",)  # min_plus.cu sweeps the partial last chunk of K only as far as K
 _SMALLK_U16_WIDE = ("-DSKU_MAXK=48",)  # min_plus_smallk_u16.cu for K from 33 to 48
 _ROW_MAP = ("-DMP_ROW_MAP",)  # the min-plus kernels that write rows scattered over a device result
+# Up to this K, min_plus_smallk_u16.cu writing a device result's rows is built for 3 resident blocks per
+# SM (85 registers, no spills) rather than 4: 1,450 rows x 114,599 columns on one H100, rows off 16 bytes,
+# 0.39-0.44 against 0.47-0.49 ms at K = 10 to 24, aligned 0.29-0.30 against 0.33-0.35 at K = 10 and 16
+# (K = 24 within 2%); at K = 32 it was slower (0.67 against 0.49 ms), from K = 40 the same
+# (benchmarks/shifted_rows_bench.py; docs/kernels.md).
+_ROW_MAP_FEW_BLOCKS_K = 24
+_THREE_BLOCKS = ("-DSKU_MIN_BLOCKS=3",)
 _COOPERATIVE = ("-DFASTAPSP_COOPERATIVE",)  # sssp.cu's persistent kernels (all levels in one launch)
 
 
@@ -71,6 +78,7 @@ def kernel_variants() -> list[tuple]:
     # The same products into the rows of a float32 result kept on the device (min_plus_cuda's out_rows).
     out += [(v[0], v[1], "float32", "int32", (v[4] if len(v) > 4 else ()) + _ROW_MAP)
             for v in out if v[0].startswith("min_plus") and v[2] == "float32"]
+    out += [("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _ROW_MAP + _THREE_BLOCKS)]
     return out
 
 
@@ -153,6 +161,8 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
         options += _SMALLK_U16_WIDE
     if out_rows is not None:  # the kernels built to follow the row map (the others ignore it)
         options += _ROW_MAP
+        if smallk_u16 and k <= _ROW_MAP_FEW_BLOCKS_K and not any(o.startswith("-DSKU_MIN_BLOCKS") for o in options):
+            options += _THREE_BLOCKS
     if smallk_u16:
         kernel = get_kernel("min_plus_smallk_u16.cu", "min_plus_smallk_u16", dtype, options=options)
         width = _SMALLK_COLS
