@@ -45,7 +45,8 @@ def main(argv=None) -> int:
         part = fastapsp.plan(graph, backend="cupy", stats=True).partition
         comps = [p for p in range(part.k) if part.sizes[p]]
         csr = device_csr(graph, cp)
-        close = lambda searches: close_components(*csr, part, comps, dtype=np.float32, unit_weights=searches)  # noqa: E731
+        close = lambda searches: close_components(*csr, part, comps, dtype=np.float32, unit_weights=searches,  # noqa: E731
+                                                  host_csr=(graph.indptr, graph.indices))
         record = {"graph": name, "n": graph.n, "m": graph.m, "k": part.k, "largest": int(part.sizes.max()),
                   "build": event_seconds(cp, lambda: _cuda.build_local_batch_cuda(*csr, part, comps, np.float32),
                                          args.repeat),

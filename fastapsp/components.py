@@ -219,7 +219,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                     batch = _reclose_batch(p, reclose, reclose_at, place[p], partition, dtype.itemsize,
                                            closure_batch_limit(available_bytes(xp) // 3))
                     closed.update(close_components(indptr, indices, weights, partition, batch, dtype=dtype,
-                                                    unit_weights=graph.unit_weights))
+                                                    unit_weights=graph.unit_weights,
+                                                    host_csr=(graph.indptr, graph.indices)))
                 matrix = closed.pop(p)
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
@@ -329,7 +330,7 @@ def local_closures(graph, partition, components, *, backend: str, dtype,
         timer.component = batch[0] if len(batch) == 1 else tuple(batch)  # closed together
         with timer("local_fw"):
             matrices = close_components(indptr, indices, weights, partition, batch, dtype=dtype,
-                                          unit_weights=graph.unit_weights)
+                                          unit_weights=graph.unit_weights, host_csr=(graph.indptr, graph.indices))
         for p in batch:
             matrix = matrices.pop(p)
             nb = int(partition.boundary_per_part[p])

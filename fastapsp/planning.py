@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backend import available_bytes, gpu_name, resolve_backend
+from .backend import available_bytes, gpu_name, gpu_warm, resolve_backend
 from .comm import run_phase, select_device
 from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
@@ -508,8 +508,11 @@ _RENAME_BYTES_PER_ARC = 64
 
 def _renaming_module(backend: str, graph):
     """The array module that renames the graph for each-pair-once: CuPy on a GPU run where its
-    temporaries fit (tens of times faster than the host on a million vertices), else NumPy."""
-    if backend != "cupy":
+    temporaries fit (tens of times faster than the host on a million vertices), in a process that has
+    already worked on its GPU (:func:`fastapsp.backend.gpu_warm`): at a process's first use its dozen
+    CuPy kernels took 0.4-0.6 s to load (the command line's plan stage, luxembourg_osm and delaunay16r
+    on one H100), more than the host's renaming of a million vertices.  Else NumPy."""
+    if backend != "cupy" or not gpu_warm():
         return np
     import cupy
 

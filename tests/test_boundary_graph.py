@@ -110,7 +110,8 @@ def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide):
     wanted = [p for p in range(16) if p != 5]  # 14 and 15 are empty
     want = close_components(graph.indptr, graph.indices, graph.weights, part, wanted, dtype=dtype)
     arrays = [xp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights)]
-    got = close_components(*arrays, part, wanted, dtype=dtype, unit_weights=True)
+    host_csr = (graph.indptr, graph.indices)
+    got = close_components(*arrays, part, wanted, dtype=dtype, unit_weights=True, host_csr=host_csr)
     assert sorted(got) == sorted(want) == [p for p in wanted if part.sizes[p]]
     for p in want:
         assert got[p].dtype == want[p].dtype
@@ -120,11 +121,11 @@ def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide):
     if xp is not np:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(_cuda, "BFS_CLOSURE_MAX", 100)
-            again = close_components(*arrays, part, wanted, dtype=dtype, unit_weights=True)
+            again = close_components(*arrays, part, wanted, dtype=dtype, unit_weights=True, host_csr=host_csr)
             for p in want:
                 np.testing.assert_array_equal(host(again[p]), want[p], err_msg=f"component {p}")
             with pytest.raises(ValueError, match="searches"):
-                _cuda.build_local_batch_cuda(*arrays, part, [12], dtype, searches=True)
+                _cuda.build_local_batch_cuda(*arrays, part, [12], dtype, searches=True, host_csr=host_csr)
 
 
 @pytest.mark.parametrize("batch", [(1, 512 << 20), (3, 512 << 20), (128, 1)])

@@ -302,12 +302,14 @@ def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, 
 BFS_CLOSURE_MAX = 4096
 
 
-def build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, *, searches=False):
+def build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, *, searches=False,
+                          host_csr=None):
     """``{p: matrix}``: every component of ``components`` over its own arcs (+inf elsewhere, zero
     diagonal), all built by one launch of ``build_local_batch`` into one buffer (the matrices are views
     of it, in the component's vertex order, boundary first).  ``searches`` (every arc weighs 1, every
     component at most ``BFS_CLOSURE_MAX`` vertices): the matrices are the closures instead, made by
-    breadth-first searches from every vertex (``closure_bfs_batch``, 32 a block, each filling its rows)."""
+    breadth-first searches from every vertex (``closure_bfs_batch``, 32 a block, each filling its rows),
+    over the arcs of ``host_csr`` (the graph's ``(indptr, indices)`` in host memory)."""
     import cupy as cp
 
     kdtype = _real(dtype)
@@ -332,9 +334,10 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     labels, local = cp.asarray(partition.labels, dtype=cp.int32), cp.asarray(local_of)
     row_vertex = cp.asarray(order[first + rank], dtype=itype)
     if searches:
-        if int(sizes.max()) > BFS_CLOSURE_MAX:
-            raise ValueError(f"searches: a component of {int(sizes.max())} vertices, above {BFS_CLOSURE_MAX}")
-        lptr, lidx = _local_csr(indptr, indices, labels, local, row_vertex)
+        if int(sizes.max()) > BFS_CLOSURE_MAX or host_csr is None:
+            raise ValueError(f"searches: a component of {int(sizes.max())} vertices (at most {BFS_CLOSURE_MAX}) "
+                             f"and the host CSR ({'given' if host_csr is not None else 'missing'}) needed")
+        lptr, lidx = _local_csr(host_csr[0], host_csr[1], partition.labels, local_of, order[first + rank])
         per = -(-sizes // 32)  # blocks of each component: 32 sources each
         block_comp = np.repeat(np.arange(len(comps), dtype=np.int32), per)
         block_source = (32 * (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))).astype(np.int32)
@@ -357,22 +360,22 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     return closed
 
 
-def _local_csr(indptr, indices, labels, local, row_vertex):
-    """``(lptr, lidx)``: the arcs that stay inside a component, per row of a batch (row r is vertex
-    ``row_vertex[r]``), as offsets over all the rows (int64) and local heads (int32)."""
+def _local_csr(indptr, indices, labels, local_of, vertices):
+    """``(lptr, lidx)`` on the device: the arcs that stay inside a component, per row of a batch (row r
+    is vertex ``vertices[r]``), as offsets over all the rows (int64) and local heads (int32).  Made on
+    the host from the host CSR: a few NumPy passes over the batch's arcs, where the same on the device
+    would load a dozen CuPy kernels, about half a second at a process's first use."""
     import cupy as cp
 
-    rows = row_vertex.astype(cp.int64)
-    first = indptr[rows].astype(cp.int64)
-    ptr = cp.zeros(rows.size + 1, dtype=cp.int64)
-    cp.cumsum(indptr[rows + 1].astype(cp.int64) - first, out=ptr[1:])
-    position = cp.arange(int(ptr[-1]), dtype=cp.int64)
-    row = cp.searchsorted(ptr, position, side="right") - 1  # the batch row of every arc
-    heads = indices[first[row] + (position - ptr[row])]
-    inside = labels[heads] == labels[rows[row]]
-    lptr = cp.zeros(rows.size + 1, dtype=cp.int64)
-    cp.cumsum(cp.bincount(row[inside], minlength=rows.size), out=lptr[1:])
-    return lptr, local[heads[inside]].astype(cp.int32)
+    from ..graph import arc_positions
+
+    at, counts = arc_positions(indptr, vertices)
+    heads = indices[at]
+    rows = np.repeat(np.arange(vertices.size), counts)
+    inside = labels[heads] == labels[vertices][rows]
+    lptr = np.zeros(vertices.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[inside], minlength=vertices.size), out=lptr[1:])
+    return cp.asarray(lptr), cp.asarray(local_of[heads[inside]].astype(np.int32))
 
 
 def assemble_interior_cuda(out, matrix, vertices, n_boundary, column_start, width, minimum=False, rows=None) -> bool:

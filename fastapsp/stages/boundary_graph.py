@@ -87,7 +87,8 @@ _MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper 
 _EXCHANGE_TAG = 24
 
 
-def close_components(indptr, indices, weights, partition, components, *, dtype, unit_weights: bool = False):
+def close_components(indptr, indices, weights, partition, components, *, dtype, unit_weights: bool = False,
+                     host_csr=None):
     """Distances inside every component of ``components``, over its own arcs only.
 
     Returns ``{p: L_p}`` with ``L_p`` of shape (c_p, c_p) in the component's
@@ -95,15 +96,18 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
     GPU, where every arc weighs 1 (``unit_weights``) and no component has more
     than ``BFS_CLOSURE_MAX`` vertices, the closures are breadth-first searches
     from every vertex (c (c + arcs) steps against Floyd-Warshall's c^3);
-    elsewhere the blocked Floyd-Warshall.
+    elsewhere the blocked Floyd-Warshall.  The searches read the arcs from
+    ``host_csr``, the graph's ``(indptr, indices)`` in host memory (without
+    it, Floyd-Warshall).
     """
     xp = array_module(indptr, indices, weights)
     if xp is not np:  # one launch builds them all (the matrices are views of one buffer)
         from ._cuda import build_local_batch_cuda
 
         largest = max((int(partition.sizes[p]) for p in components), default=0)
-        searches = bool(closes_by_searches(largest, unit_weights=unit_weights, gpu=True))
-        closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, searches=searches)
+        searches = host_csr is not None and bool(closes_by_searches(largest, unit_weights=unit_weights, gpu=True))
+        closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, searches=searches,
+                                        host_csr=host_csr)
         if not searches:
             close_many(closed.values())
         return closed
