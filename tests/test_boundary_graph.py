@@ -87,12 +87,17 @@ def test_local_closures_equal_numpy(xp, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("wide", [False, True])
-def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide):
+@pytest.mark.parametrize("warm", [False, True])
+def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide, warm, monkeypatch):
     """Unit weights (close_components(unit_weights=True); on the GPU breadth-first searches, 32 sources a
     block) against the NumPy closures: components of 1 to 200 vertices (sizes off multiples of 32,
     pieces no arc joins, empty parts), long paths, directed arcs, int32 and int64 ids; with the size
-    limit lowered below the largest component, the batch is closed by Floyd-Warshall instead."""
+    limit lowered below the largest component, the batch is closed by Floyd-Warshall instead.  ``warm``:
+    the local CSR made on the device (a process warm on its GPU) or on the host."""
+    from fastapsp import backend
     from fastapsp.stages import _cuda
+
+    monkeypatch.setattr(backend, "gpu_warm", lambda: warm)
 
     rng = np.random.default_rng(11 + directed + 2 * wide)
     n = 900

@@ -337,7 +337,7 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
         if int(sizes.max()) > BFS_CLOSURE_MAX or host_csr is None:
             raise ValueError(f"searches: a component of {int(sizes.max())} vertices (at most {BFS_CLOSURE_MAX}) "
                              f"and the host CSR ({'given' if host_csr is not None else 'missing'}) needed")
-        lptr, lidx = _local_csr(host_csr[0], host_csr[1], partition.labels, local_of, order[first + rank])
+        lptr, lidx = _local_csr(host_csr, (indptr, indices), partition.labels, local_of, order[first + rank])
         per = -(-sizes // 32)  # blocks of each component: 32 sources each
         block_comp = np.repeat(np.arange(len(comps), dtype=np.int32), per)
         block_source = (32 * (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))).astype(np.int32)
@@ -360,15 +360,35 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     return closed
 
 
-def _local_csr(indptr, indices, labels, local_of, vertices):
+def _local_csr(host_csr, device_csr, labels, local_of, vertices):
     """``(lptr, lidx)`` on the device: the arcs that stay inside a component, per row of a batch (row r
-    is vertex ``vertices[r]``), as offsets over all the rows (int64) and local heads (int32).  Made on
-    the host from the host CSR: a few NumPy passes over the batch's arcs, where the same on the device
-    would load a dozen CuPy kernels, about half a second at a process's first use."""
+    is vertex ``vertices[r]``), as offsets over all the rows (int64) and local heads (int32).
+
+    Made on the device in a process already warm on its GPU (:func:`fastapsp.backend.gpu_warm`); in a
+    fresh one on the host and uploaded, as the dozen CuPy kernels of the device's form took 0.4-0.6 s to
+    load at their first use there (the command line, one H100), while the host's form cost roadNY
+    45-60 ms and roadFLA 100-160 ms a run in a warm process."""
     import cupy as cp
 
+    from ..backend import gpu_warm
+
+    if gpu_warm():
+        indptr, indices = device_csr
+        rows = cp.asarray(vertices, dtype=cp.int64)
+        first = indptr[rows].astype(cp.int64)
+        ptr = cp.zeros(rows.size + 1, dtype=cp.int64)
+        cp.cumsum(indptr[rows + 1].astype(cp.int64) - first, out=ptr[1:])
+        position = cp.arange(int(ptr[-1]), dtype=cp.int64)
+        row = cp.searchsorted(ptr, position, side="right") - 1  # the batch row of every arc
+        heads = indices[first[row] + (position - ptr[row])]
+        device_labels = cp.asarray(labels, dtype=cp.int32)
+        inside = device_labels[heads] == device_labels[rows[row]]
+        lptr = cp.zeros(rows.size + 1, dtype=cp.int64)
+        cp.cumsum(cp.bincount(row[inside], minlength=rows.size), out=lptr[1:])
+        return lptr, cp.asarray(local_of, dtype=cp.int32)[heads[inside]]
     from ..graph import arc_positions
 
+    indptr, indices = host_csr
     at, counts = arc_positions(indptr, vertices)
     heads = indices[at]
     rows = np.repeat(np.arange(vertices.size), counts)
