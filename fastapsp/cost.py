@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 from .graph import arc_positions, distinct
-from .stages.boundary_graph import closes_by_searches
 from .stages.floyd_warshall import SEARCH_NS
 
 __all__ = ["RATES", "predict", "receive_relaxations", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
@@ -29,14 +28,14 @@ SSSP_METHODS = ("auto", "frontier", "boundary-graph")
 # float64 runs at half the rate on the GPU).  frontier_unit / frontier_weighted:
 # source-arc pairs per second of the frontier SSSP (BFS / Bellman-Ford on the
 # GPU, SciPy's BFS / Dijkstra on the host).  row_bytes: bytes per second of
-# writing and gathering row blocks.  search_entries: entries of the local closures
-# made per second by breadth-first searches on the GPU (every arc of weight 1;
-# 1.4-1.9e10 on one H100 over luxembourg_osm, delaunay16r, delaunay_n17 and del20-unit,
-# benchmarks/closure_searches_bench.py).
+# writing and gathering row blocks.  The local closures are priced as Floyd-Warshall
+# even where the GPU makes them by breadth-first searches (unweighted graphs,
+# fastapsp.stages.boundary_graph.closes_by_searches): priced at the searches' rate
+# (about 1.4e10 entries a second, one H100) k fell from 153 to 91 on roadNY and from
+# 1,045 to 439 on roadFLA, whose command-line runs were then 10-15% (roadNY) and up to
+# 10% (roadFLA's min-plus) slower on one H100 (docs/kernels.md).
 RATES = {
-    "cupy": {"dense": 9.0e12, "frontier_unit": 5.0e9, "frontier_weighted": 3.5e8, "row_bytes": 1.0e12,
-             # local closures by breadth-first searches (arcs of weight 1): matrix entries per second
-             "search_entries": 1.4e10},
+    "cupy": {"dense": 9.0e12, "frontier_unit": 5.0e9, "frontier_weighted": 3.5e8, "row_bytes": 1.0e12},
     "numpy": {"dense": 2.0e9, "frontier_unit": 3.0e7, "frontier_weighted": 1.6e7, "row_bytes": 2.0e9,
               # the closures by Dijkstra from every vertex: c (e + c) log2 c per second
               # (fastapsp.stages.floyd_warshall.SEARCH_NS, which also decides where they run)
@@ -80,13 +79,6 @@ def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: 
     itemsize = np.dtype(dtype).itemsize
     per_vertex = arcs / max(n, 1)
     fw = _closure_seconds(c, c * per_vertex, rates, w)
-    # The boundary graph's local closures: by searches where close_components makes them so (the largest
-    # component, imbalance allowed, must fit the kernel), else as the frontier method's.
-    from .partition import DEFAULT_IMBALANCE
-
-    searches = closes_by_searches(c * (1 + DEFAULT_IMBALANCE), unit_weights=unit_weights, gpu=backend == "cupy")
-    local = fw if not np.any(searches) else \
-        (w * np.where(searches, c * c / rates.get("search_entries", np.inf), c**3 / rates["dense"])).sum(axis=-1)
     minplus = (w * (c - b) * b).sum(axis=-1) * n / rates["dense"]
     columns = np.full(c.shape, float(n)) if whole_rows else np.where(b > 0, float(n), c)
     assemble = (w * c * columns).sum(axis=-1) * itemsize / rates["row_bytes"]
@@ -108,7 +100,7 @@ def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: 
     upper = np.where(total_b <= dense_limit, total_b**3,
                      total_b * super_size**2 + 2 * total_b**2 * b2 + top**3) / rates["dense"]
     boundary_graph = {
-        "local_fw": local,
+        "local_fw": fw,
         "boundary_graph": upper,
         "boundary_rows": rows + gather,
         "min_plus": minplus,

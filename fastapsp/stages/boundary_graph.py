@@ -126,8 +126,7 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
 def closes_by_searches(largest, *, unit_weights: bool, gpu: bool):
     """Whether :func:`close_components` closes components of at most ``largest`` vertices (a number or an
     array of them) by breadth-first searches from every vertex: on the GPU, where every arc weighs 1 and
-    the largest fits the kernel's shared memory (``BFS_CLOSURE_MAX``).  The cost model
-    (:func:`fastapsp.cost.predict`) prices the closures by the same rule."""
+    the largest fits the kernel's shared memory (``BFS_CLOSURE_MAX``)."""
     if not (gpu and unit_weights):
         return np.zeros(np.shape(largest), dtype=bool)
     from ._cuda import BFS_CLOSURE_MAX
