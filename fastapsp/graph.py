@@ -289,49 +289,6 @@ class Graph:
             raise ValueError(f"order: expected a permutation of 0..{n - 1}, found shape {order.shape}")
         return self._rows_renamed(order, whole=True)
 
-    def permuted_with(self, order, xp) -> "Graph":
-        """:meth:`permuted` computed with the array module ``xp`` (CuPy: on the GPU, from the graph's
-        device CSR), the same graph as the host's.  The result's device CSR is kept for the run that
-        follows (:func:`fastapsp.backend.device_csr`), so it is not uploaded again.
-
-        Examples
-        --------
-        >>> g = Graph.from_edges(3, [0, 1], [1, 2], [5.0, 7.0], directed=True)
-        >>> h = g.permuted_with([2, 0, 1], np)
-        >>> h.arcs()[0].tolist(), h.arcs()[1].tolist(), h.arcs()[2].tolist()
-        ([1, 2], [2, 0], [5.0, 7.0])
-        """
-        from .backend import device_csr
-
-        order = np.asarray(order, dtype=np.int64)
-        if xp is np:
-            return self.permuted(order)
-        n, m = self.n, self.m
-        if order.shape != (n,):
-            raise ValueError(f"order: expected a permutation of 0..{n - 1}, found shape {order.shape}")
-        indptr, indices, weights = device_csr(self, xp)
-        moved = xp.asarray(order)
-        if n and (int(moved.min()) < 0 or int(moved.max()) >= n or int(xp.bincount(moved, minlength=n).max()) != 1):
-            raise ValueError(f"order: expected a permutation of 0..{n - 1}")
-        rename = xp.empty(n, dtype=xp.int64)
-        rename[moved] = xp.arange(n, dtype=xp.int64)
-        first = indptr[:-1].astype(xp.int64)[moved]  # old first arc of each new row
-        new_ptr = xp.zeros(n + 1, dtype=xp.int64)
-        xp.cumsum(indptr[1:].astype(xp.int64)[moved] - first, out=new_ptr[1:])
-        position = xp.arange(m, dtype=xp.int64)
-        rows = xp.searchsorted(new_ptr, position, side="right") - 1  # the new row of every new arc
-        source = first[rows] + (position - new_ptr[rows])  # its old position
-        heads = rename[indices[source].astype(xp.int64)]
-        del position
-        # Heads ascending within each row: one sort by (row, head), which are distinct (no duplicate arcs).
-        sort = xp.argsort(rows * max(n, 1) + heads)
-        heads, source = heads[sort], source[sort]
-        dtype = self.indptr.dtype
-        arrays = (new_ptr.astype(dtype), heads.astype(dtype), weights[source])
-        graph = Graph(*(xp.asnumpy(a) for a in arrays), directed=self.directed, name=self.name)
-        graph._cache[("csr", xp.cuda.Device().id)] = arrays
-        return graph
-
     def subgraph(self, vertices) -> "Graph":
         """The graph induced by the distinct ids ``vertices``, vertex ``vertices[i]`` renamed ``i``: the
         arcs between them with their weights (explicit zeros too), heads ascending in each row.

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backend import available_bytes, gpu_name, gpu_warm, resolve_backend
+from .backend import available_bytes, device_csr, gpu_name, gpu_warm, resolve_backend
 from .comm import run_phase, select_device
 from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
@@ -473,6 +473,51 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
                 run_partition=run_partition, tree=tree)
 
 
+def permuted_with(graph, order, xp):
+    """:meth:`Graph.permuted` computed with the array module ``xp`` (CuPy: on the GPU, from the graph's
+    device CSR), the same graph as the host's.  The result's device CSR is kept for the run that
+    follows (:func:`fastapsp.backend.device_csr`), so it is not uploaded again.
+
+    Examples
+    --------
+    >>> from fastapsp.graph import Graph
+    >>> g = Graph.from_edges(3, [0, 1], [1, 2], [5.0, 7.0], directed=True)
+    >>> h = permuted_with(g, [2, 0, 1], np)
+    >>> h.arcs()[0].tolist(), h.arcs()[1].tolist(), h.arcs()[2].tolist()
+    ([1, 2], [2, 0], [5.0, 7.0])
+    """
+    from .graph import Graph
+
+    order = np.asarray(order, dtype=np.int64)
+    if xp is np:
+        return graph.permuted(order)
+    n, m = graph.n, graph.m
+    if order.shape != (n,):
+        raise ValueError(f"order: expected a permutation of 0..{n - 1}, found shape {order.shape}")
+    indptr, indices, weights = device_csr(graph, xp)
+    moved = xp.asarray(order)
+    if n and (int(moved.min()) < 0 or int(moved.max()) >= n or int(xp.bincount(moved, minlength=n).max()) != 1):
+        raise ValueError(f"order: expected a permutation of 0..{n - 1}")
+    rename = xp.empty(n, dtype=xp.int64)
+    rename[moved] = xp.arange(n, dtype=xp.int64)
+    first = indptr[:-1].astype(xp.int64)[moved]  # old first arc of each new row
+    new_ptr = xp.zeros(n + 1, dtype=xp.int64)
+    xp.cumsum(indptr[1:].astype(xp.int64)[moved] - first, out=new_ptr[1:])
+    position = xp.arange(m, dtype=xp.int64)
+    rows = xp.searchsorted(new_ptr, position, side="right") - 1  # the new row of every new arc
+    source = first[rows] + (position - new_ptr[rows])  # its old position
+    heads = rename[indices[source].astype(xp.int64)]
+    del position
+    # Heads ascending within each row: one sort by (row, head), which are distinct (no duplicate arcs).
+    sort = xp.argsort(rows * max(n, 1) + heads)
+    heads, source = heads[sort], source[sort]
+    dtype = graph.indptr.dtype
+    arrays = (new_ptr.astype(dtype), heads.astype(dtype), weights[source])
+    renamed = Graph(*(xp.asnumpy(a) for a in arrays), directed=graph.directed, name=graph.name)
+    renamed._cache[("csr", xp.cuda.Device().id)] = arrays
+    return renamed
+
+
 def renamed_by_component(graph, partition, xp=np):
     """``(order, graph', partition')``: the vertices renamed so that every component is a run of consecutive ids.
 
@@ -481,11 +526,11 @@ def renamed_by_component(graph, partition, xp=np):
     needs only the columns from its own first vertex on: each pair of vertices
     is computed once, half the matrix in all (see
     :meth:`fastapsp.reductions.StatsAccumulator.update` with ``pairs``).
-    ``xp``: the array module the graph is renamed with (:meth:`Graph.permuted_with`; CuPy for a GPU run,
+    ``xp``: the array module the graph is renamed with (:func:`permuted_with`; CuPy for a GPU run,
     where the renamed graph is wanted on the device anyway).
     """
     order = stable_order(partition.labels, partition.k)
-    renamed = graph.permuted_with(order, xp)
+    renamed = permuted_with(graph, order, xp)
     # The renaming keeps the order of the vertices within each component, so the partition's
     # boundary, cut and per-component lists (boundary first, each ascending) carry over as they are.
     new = np.empty(graph.n, dtype=np.int64)

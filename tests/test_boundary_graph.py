@@ -94,10 +94,10 @@ def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide, warm,
     pieces no arc joins, empty parts), long paths, directed arcs, int32 and int64 ids; with the size
     limit lowered below the largest component, the batch is closed by Floyd-Warshall instead.  ``warm``:
     the local CSR made on the device (a process warm on its GPU) or on the host."""
-    from fastapsp import backend
     from fastapsp.stages import _cuda
+    from fastapsp.stages import boundary_graph
 
-    monkeypatch.setattr(backend, "gpu_warm", lambda: warm)
+    monkeypatch.setattr(boundary_graph, "gpu_warm", lambda: warm)
 
     rng = np.random.default_rng(11 + directed + 2 * wide)
     n = 900
@@ -130,7 +130,8 @@ def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide, warm,
             for p in want:
                 np.testing.assert_array_equal(host(again[p]), want[p], err_msg=f"component {p}")
             with pytest.raises(ValueError, match="searches"):
-                _cuda.build_local_batch_cuda(*arrays, part, [12], dtype, searches=True, host_csr=host_csr)
+                _cuda.build_local_batch_cuda(*arrays, part, [12], dtype, searches=True, host_csr=host_csr,
+                                             local_on_device=warm)
 
 
 @pytest.mark.parametrize("batch", [(1, 512 << 20), (3, 512 << 20), (128, 1)])

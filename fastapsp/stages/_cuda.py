@@ -303,13 +303,14 @@ BFS_CLOSURE_MAX = 4096
 
 
 def build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, *, searches=False,
-                          host_csr=None):
+                          host_csr=None, local_on_device=False):
     """``{p: matrix}``: every component of ``components`` over its own arcs (+inf elsewhere, zero
     diagonal), all built by one launch of ``build_local_batch`` into one buffer (the matrices are views
     of it, in the component's vertex order, boundary first).  ``searches`` (every arc weighs 1, every
     component at most ``BFS_CLOSURE_MAX`` vertices): the matrices are the closures instead, made by
     breadth-first searches from every vertex (``closure_bfs_batch``, 32 a block, each filling its rows),
-    over the arcs of ``host_csr`` (the graph's ``(indptr, indices)`` in host memory)."""
+    over the arcs of ``host_csr`` (the graph's ``(indptr, indices)`` in host memory), their CSR of local ids
+    made on the device with ``local_on_device``, else on the host (:func:`_local_csr`)."""
     import cupy as cp
 
     kdtype = _real(dtype)
@@ -337,7 +338,8 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
         if int(sizes.max()) > BFS_CLOSURE_MAX or host_csr is None:
             raise ValueError(f"searches: a component of {int(sizes.max())} vertices (at most {BFS_CLOSURE_MAX}) "
                              f"and the host CSR ({'given' if host_csr is not None else 'missing'}) needed")
-        lptr, lidx = _local_csr(host_csr, (indptr, indices), partition.labels, local_of, order[first + rank])
+        lptr, lidx = _local_csr(host_csr, (indptr, indices), partition.labels, local_of, order[first + rank],
+                                on_device=local_on_device)
         per = -(-sizes // 32)  # blocks of each component: 32 sources each
         block_comp = np.repeat(np.arange(len(comps), dtype=np.int32), per)
         block_source = (32 * (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))).astype(np.int32)
@@ -360,19 +362,14 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     return closed
 
 
-def _local_csr(host_csr, device_csr, labels, local_of, vertices):
+def _local_csr(host_csr, device_csr, labels, local_of, vertices, *, on_device: bool):
     """``(lptr, lidx)`` on the device: the arcs that stay inside a component, per row of a batch (row r
-    is vertex ``vertices[r]``), as offsets over all the rows (int64) and local heads (int32).
-
-    Made on the device in a process already warm on its GPU (:func:`fastapsp.backend.gpu_warm`); in a
-    fresh one on the host and uploaded, as the dozen CuPy kernels of the device's form took 0.4-0.6 s to
-    load at their first use there (the command line, one H100), while the host's form cost roadNY
-    45-60 ms and roadFLA 100-160 ms a run in a warm process."""
+    is vertex ``vertices[r]``), as offsets over all the rows (int64) and local heads (int32), made with
+    CuPy on the device (``on_device``) or on the host and uploaded (see
+    :func:`fastapsp.stages.boundary_graph.close_components` for which)."""
     import cupy as cp
 
-    from ..backend import gpu_warm
-
-    if gpu_warm():
+    if on_device:
         indptr, indices = device_csr
         rows = cp.asarray(vertices, dtype=cp.int64)
         first = indptr[rows].astype(cp.int64)

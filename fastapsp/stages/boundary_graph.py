@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..backend import array_module
+from ..backend import array_module, gpu_warm
 from ..graph import arc_positions, distinct
 from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
@@ -98,7 +98,12 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
     from every vertex (c (c + arcs) steps against Floyd-Warshall's c^3);
     elsewhere the blocked Floyd-Warshall.  The searches read the arcs from
     ``host_csr``, the graph's ``(indptr, indices)`` in host memory (without
-    it, Floyd-Warshall).
+    it, Floyd-Warshall), their CSR of local ids made on the device in a
+    process already warm on its GPU (:func:`fastapsp.backend.gpu_warm`) and on
+    the host in a fresh one: the dozen CuPy kernels of the device's form took
+    0.4-0.6 s to load at their first use there (the command line, one H100),
+    while the host's form cost roadNY 45-60 ms and roadFLA 100-160 ms a run in
+    a warm process.
     """
     xp = array_module(indptr, indices, weights)
     if xp is not np:  # one launch builds them all (the matrices are views of one buffer)
@@ -107,7 +112,7 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
         largest = max((int(partition.sizes[p]) for p in components), default=0)
         searches = host_csr is not None and bool(closes_by_searches(largest, unit_weights=unit_weights, gpu=True))
         closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, searches=searches,
-                                        host_csr=host_csr)
+                                        host_csr=host_csr, local_on_device=gpu_warm())
         if not searches:
             close_many(closed.values())
         return closed
