@@ -10,6 +10,7 @@ seconds beside the measured ones.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -43,6 +44,11 @@ RATES = {
 }
 
 
+# The boundary graph's dense limit and super-group size that predict() assumes unless told (the GPU's,
+# fastapsp.stages.boundary_graph.DENSE_LIMIT and SUPER_SIZE).
+_DENSE_LIMIT, _SUPER_SIZE = 16384, 2048
+
+
 def _rates(backend: str, dtype) -> dict:
     rates = dict(RATES[backend])
     if backend == "cupy" and np.dtype(dtype) == np.float64:
@@ -51,7 +57,8 @@ def _rates(backend: str, dtype) -> dict:
 
 
 def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
-            dense_limit: int = 16384, super_size: int = 2048, whole_rows: bool = True, counts=None) -> dict:
+            dense_limit: int = _DENSE_LIMIT, super_size: int = _SUPER_SIZE, whole_rows: bool = True,
+            counts=None) -> dict:
     """Predicted seconds of every stage for components of ``sizes`` with ``boundary`` vertices each.
 
     Returns ``{"frontier": {...}, "boundary-graph": {...}}``, each a dict of
@@ -70,8 +77,8 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     return {method: {stage: float(v) for stage, v in stages.items()} for method, stages in seconds.items()}
 
 
-def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype, dense_limit: int,
-                    super_size: int, whole_rows: bool) -> dict:
+def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype,
+                    dense_limit: int = _DENSE_LIMIT, super_size: int = _SUPER_SIZE, whole_rows: bool = True) -> dict:
     """:func:`predict` of many partitions at once: ``c``, ``b``, ``w`` (sizes, boundary vertices, counts)
     of shape (..., entries); every stage's seconds of shape (...)."""
     rates = _rates(backend, dtype)
@@ -321,7 +328,7 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
 def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str, dtype,
                 memory_bytes: float | None, sizes, isolated: int):
     """``(k, predicted seconds by part)`` of every k :func:`choose_k` considers."""
-    shapes = _candidate_shapes(n, isolated, sizes)
+    shapes = _candidate_shapes(n, isolated, tuple(float(c) for c in sizes))
     if not shapes:
         return
     k, k_rest, k_alone, size, alone, rest = (np.array(column, dtype=np.float64) for column in zip(*shapes))
@@ -333,7 +340,7 @@ def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: b
     zeros = np.zeros(k.size)
     pred = _predict_arrays(np.stack([size, alone], axis=-1), np.stack([b, zeros], axis=-1),
                            np.stack([k_rest, k_alone], axis=-1), n, arcs, unit_weights=unit_weights, backend=backend,
-                           dtype=dtype, dense_limit=16384, super_size=2048, whole_rows=True)
+                           dtype=dtype)
     partition = PARTITION_RATES["per_vertex"] * rest + PARTITION_RATES["per_component"] * k_rest
     components = COMPONENT_OVERHEAD[backend] * k
     # The cheaper method, the frontier SSSP on a tie as min() over the dict picks it.
@@ -346,16 +353,15 @@ def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: b
         yield int(k[i]), parts
 
 
-def _candidate_shapes(n: int, isolated: int, sizes) -> list[tuple]:
+@functools.lru_cache(maxsize=64)
+def _candidate_shapes(n: int, isolated: int, sizes: tuple) -> tuple:
     """``(k, k_rest, k_alone, size, alone, rest)`` for each component size considered: the k, its
     components of the vertices with arcs and of the isolated ones (as the partition splits them), their
     sizes and the vertices with arcs.  Independent of the boundary law, so shared by every law weighed."""
     from .partition import DEFAULT_IMBALANCE
     from .partition.isolated import balanced_split, isolated_split
 
-    key = (n, isolated, tuple(float(c) for c in sizes))
-    if key in _SHAPES:
-        return _SHAPES[key]
+    sizes = np.asarray(sizes, dtype=np.float64)
     if isolated and isolated_split(n, isolated, max(2, round(n / float(np.min(sizes)))))[1]:
         sizes = np.concatenate([_SMALL_SIZES[_SMALL_SIZES < np.min(sizes)], sizes])
     shapes = []
@@ -366,13 +372,7 @@ def _candidate_shapes(n: int, isolated: int, sizes) -> list[tuple]:
         size = rest / k_rest if k_rest else 0.0
         alone = isolated / k_alone if k_alone else 0.0
         shapes.append((k, k_rest, k_alone, size, alone, rest))
-    if len(_SHAPES) > 64:
-        _SHAPES.clear()
-    _SHAPES[key] = shapes
-    return shapes
-
-
-_SHAPES: dict = {}  # _candidate_shapes of recent (n, isolated, sizes)
+    return tuple(shapes)
 
 
 # Boundary laws (alpha, beta of sample_boundary) measured on public graphs of three kinds: road

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Graph", "index_dtype", "distinct", "arc_positions", "stable_order"]
+__all__ = ["Graph", "index_dtype", "distinct", "arc_positions", "arc_runs", "stable_order"]
 
 
 def index_dtype(n: int, m: int) -> np.dtype:
@@ -58,6 +58,26 @@ def arc_positions(indptr, rows) -> tuple[np.ndarray, np.ndarray]:
     # Row i's arcs are first[i] .. first[i] + counts[i] - 1: one run of consecutive positions each.
     at = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()), dtype=np.int64)
     return at, counts
+
+
+def arc_runs(xp, indptr, rows):
+    """:func:`arc_positions` with any array module (CuPy has no repeat by counts), with the row of every
+    arc: ``(at, row, ptr)``, the arcs' positions, row after row, the index in ``rows`` of each one's row,
+    and the offsets of each row's run in ``at`` (the CSR offsets of the rows taken in that order).
+
+    Examples
+    --------
+    >>> at, row, ptr = arc_runs(np, np.array([0, 2, 2, 5]), np.array([2, 0]))
+    >>> at.tolist(), row.tolist(), ptr.tolist()
+    ([2, 3, 4, 0, 1], [0, 0, 0, 1, 1], [0, 3, 5])
+    """
+    rows = xp.asarray(rows, dtype=xp.int64)
+    first = indptr[rows].astype(xp.int64)
+    ptr = xp.zeros(rows.size + 1, dtype=xp.int64)
+    xp.cumsum(indptr[rows + 1].astype(xp.int64) - first, out=ptr[1:])
+    position = xp.arange(int(ptr[-1]), dtype=xp.int64)
+    row = xp.searchsorted(ptr, position, side="right") - 1
+    return first[row] + (position - ptr[row]), row, ptr
 
 
 _KEY_LIMIT = 3_037_000_499  # largest n with n * n below 2**63: src * n + dst fits in int64

@@ -48,7 +48,7 @@ from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
-from .graph import stable_order
+from .graph import Graph, arc_runs, stable_order
 from .options import SolveOptions
 from .partition import save_partition
 from .precision import choose_dtype
@@ -486,12 +486,10 @@ def permuted_with(graph, order, xp):
     >>> h.arcs()[0].tolist(), h.arcs()[1].tolist(), h.arcs()[2].tolist()
     ([1, 2], [2, 0], [5.0, 7.0])
     """
-    from .graph import Graph
-
     order = np.asarray(order, dtype=np.int64)
     if xp is np:
         return graph.permuted(order)
-    n, m = graph.n, graph.m
+    n = graph.n
     if order.shape != (n,):
         raise ValueError(f"order: expected a permutation of 0..{n - 1}, found shape {order.shape}")
     indptr, indices, weights = device_csr(graph, xp)
@@ -500,14 +498,8 @@ def permuted_with(graph, order, xp):
         raise ValueError(f"order: expected a permutation of 0..{n - 1}")
     rename = xp.empty(n, dtype=xp.int64)
     rename[moved] = xp.arange(n, dtype=xp.int64)
-    first = indptr[:-1].astype(xp.int64)[moved]  # old first arc of each new row
-    new_ptr = xp.zeros(n + 1, dtype=xp.int64)
-    xp.cumsum(indptr[1:].astype(xp.int64)[moved] - first, out=new_ptr[1:])
-    position = xp.arange(m, dtype=xp.int64)
-    rows = xp.searchsorted(new_ptr, position, side="right") - 1  # the new row of every new arc
-    source = first[rows] + (position - new_ptr[rows])  # its old position
+    source, rows, new_ptr = arc_runs(xp, indptr, moved)  # old position and new row of every new arc
     heads = rename[indices[source].astype(xp.int64)]
-    del position
     # Heads ascending within each row: one sort by (row, head), which are distinct (no duplicate arcs).
     sort = xp.argsort(rows * max(n, 1) + heads)
     heads, source = heads[sort], source[sort]
@@ -547,7 +539,7 @@ SLOW_K_FACTOR = 10.0
 
 
 # Device bytes a renaming on the GPU takes per arc (its int64 positions, rows, sort keys and order,
-# the renamed arrays); above a quarter of the free memory the host renames.
+# the renamed arrays); above a quarter of the memory a row block may use (available_bytes) the host renames.
 _RENAME_BYTES_PER_ARC = 64
 
 
@@ -561,8 +553,7 @@ def _renaming_module(backend: str, graph):
         return np
     import cupy
 
-    free = cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
-    return cupy if _RENAME_BYTES_PER_ARC * max(graph.m, graph.n) < free // 4 else np
+    return cupy if _RENAME_BYTES_PER_ARC * max(graph.m, graph.n) < available_bytes(cupy) // 4 else np
 
 
 def _whole_rows(opts: SolveOptions) -> bool:

@@ -64,7 +64,7 @@ build_local_batch(const index_t* indptr, const index_t* indices, const double* w
 // diagonal); then, level by level, the frontier pushes its bits along the arcs (shared atomicOr) and
 // each vertex's new bits are the searches that reach it at this distance, which goes to the source's
 // row in the vertex's column.  Arcs come as a CSR of local ids per row of the batch (lptr over all the
-// batch's rows, lidx local heads), made on the device beforehand.  Block b searches from sources
+// batch's rows, lidx local heads), made beforehand (fastapsp/stages/_cuda.py's _local_csr).  Block b searches from sources
 // block_source[b] .. + 31 of component block_comp[b] (c = sizes[z] rows from row first_row[z] of the
 // batch, matrix at D[z], c x c); dynamic shared memory: 3 words a vertex of the largest component.
 extern "C" __global__ void __launch_bounds__(256)

@@ -52,6 +52,16 @@ __device__ __forceinline__ float decode_u16(unsigned int v)
     return v >= U16_INF ? __int_as_float(0x7f800000) : (float)v;
 }
 
+// A thread's 4 packed column pairs of one row as its 8 float columns.
+__device__ __forceinline__ void decode_pairs_u16(const unsigned int (&pairs)[4], float (&v)[8])
+{
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        v[2 * j] = decode_u16(pairs[j] & 0xFFFFu);
+        v[2 * j + 1] = decode_u16(pairs[j] >> 16);
+    }
+}
+
 // One step of K in packed form: acc[i][j] <- min(acc[i][j], a[i] + b[j]) on both halves, for the
 // 4 A entries at `a` (each in both halves) and the 4 B column pairs at `b` (shared memory, 16 bytes each).
 __device__ __forceinline__ void u16_step(unsigned int (&acc)[4][4], const unsigned int* a, const unsigned int* b)
@@ -132,11 +142,7 @@ __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], 
         for (int i = 0; i < 4; ++i) {
             const int r = 4 * ty + i;
             float v[8], next[3];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
-                v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
-            }
+            decode_pairs_u16(acc[i], v);
             // Every lane shuffles (the two rows of a warp may differ in whether they exist).
 #pragma unroll
             for (int j = 0; j < 3; ++j) next[j] = __shfl_down_sync(0xffffffffu, v[j], 1, 16);
@@ -160,11 +166,7 @@ __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], 
         if (r >= rows) break;
         float* row = Ct + row_offset(crow, r, ldc) + 8 * tx;
         float v[8];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            v[2 * j] = decode_u16(acc[i][j] & 0xFFFFu);
-            v[2 * j + 1] = decode_u16(acc[i][j] >> 16);
-        }
+        decode_pairs_u16(acc[i], v);
         if (vec) {
 #ifdef MP_STREAM_STORE
             __stcs(reinterpret_cast<float4*>(row), make_float4(v[0], v[1], v[2], v[3]));

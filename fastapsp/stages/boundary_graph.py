@@ -110,7 +110,7 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
         from ._cuda import build_local_batch_cuda
 
         largest = max((int(partition.sizes[p]) for p in components), default=0)
-        searches = host_csr is not None and bool(closes_by_searches(largest, unit_weights=unit_weights, gpu=True))
+        searches = host_csr is not None and closes_by_searches(largest, unit_weights=unit_weights)
         closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, searches=searches,
                                         host_csr=host_csr, local_on_device=gpu_warm())
         if not searches:
@@ -128,15 +128,13 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
     return closed
 
 
-def closes_by_searches(largest, *, unit_weights: bool, gpu: bool):
-    """Whether :func:`close_components` closes components of at most ``largest`` vertices (a number or an
-    array of them) by breadth-first searches from every vertex: on the GPU, where every arc weighs 1 and
-    the largest fits the kernel's shared memory (``BFS_CLOSURE_MAX``)."""
-    if not (gpu and unit_weights):
-        return np.zeros(np.shape(largest), dtype=bool)
+def closes_by_searches(largest: int, *, unit_weights: bool) -> bool:
+    """Whether :func:`close_components` closes on the GPU components of at most ``largest`` vertices by
+    breadth-first searches from every vertex: where every arc weighs 1 and the largest fits the kernel's
+    shared memory (``BFS_CLOSURE_MAX``)."""
     from ._cuda import BFS_CLOSURE_MAX
 
-    return np.asarray(largest) <= BFS_CLOSURE_MAX
+    return bool(unit_weights) and largest <= BFS_CLOSURE_MAX
 
 
 def levels_bytes(tree, partition, itemsize: int) -> int:
