@@ -120,7 +120,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    boundary_rows: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
                    seed: int = 42, tree=None, timer: StageTimer | None = None, pred_sink=None,
-                   pairs: bool = False, whole_rows: bool = True, comm=None, products=None) -> dict:
+                   pairs: bool = False, whole_rows: bool = True, comm=None, products=None, arcs=None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``boundary_rows`` says where the boundary rows come from.  ``"frontier"``: the
@@ -150,6 +150,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     boundary rows, reduced as it is made where the product allows (no block of those columns).
     ``rows`` (a :class:`fastapsp.sources.SourceRows`) keeps only the rows of
     chosen sources: other components are skipped (``--sources``).
+    ``arcs``: the components' own arc counts (:func:`internal_arcs`) where the caller has them.
     ``pred_sink``, when given, receives the int32 predecessor block of every
     distance block, carried through the stages (``--predecessors``, see
     :mod:`fastapsp.stages.predecessors`); it needs ``boundary_rows="frontier"``.
@@ -170,7 +171,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     if rows is not None:
         components = [p for p in components if rows.per_component[p] > 0]
     writer = HostWriter(xp, sink, dtype)
-    arcs = internal_arcs(graph, partition)
+    arcs = internal_arcs(graph, partition) if arcs is None else arcs
     packing = Packing.for_run(graph, xp)  # 16-bit products or not: decided once a run
     paths = None
     if pred_sink is not None:

@@ -15,7 +15,7 @@ import zlib
 import numpy as np
 
 from .comm import run_or_abort, run_phase
-from .components import local_closures, nonempty
+from .components import internal_arcs, local_closures, nonempty
 from .cost import auto_k
 from .errors import PartitionError
 from .partition import Partition, load_partition, partition_graph, save_partition
@@ -142,13 +142,14 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
     timer = StageTimer(xp)
     mine = spread[comm.rank] if share else nonempty(partition)
     reserve = levels_bytes(tree, partition, np.dtype(dtype).itemsize)
+    arcs = internal_arcs(graph, partition)
     closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
                                   backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep,
-                                  reserve=reserve)
+                                  arcs=arcs, reserve=reserve)
     t = time.perf_counter()
     if comm.size > 1 and share:
         blocks = share_blocks(blocks, partition, spread, comm=comm, xp=xp, dtype=dtype)
-    return {"closed": closed, "boundary_blocks": blocks}, timer, time.perf_counter() - t
+    return {"closed": closed, "boundary_blocks": blocks, "arcs": arcs}, timer, time.perf_counter() - t
 
 
 _MPI_COUNT_LIMIT = 2**31 - 1  # elements of one Allgatherv's buffer (MPI's int counts and displacements)

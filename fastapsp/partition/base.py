@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -69,10 +70,12 @@ class Partition:
         vertices = self._order[self._starts[p] : self._starts[p + 1]]
         return vertices, int(self._n_boundary[p])
 
-    @property
+    @cached_property
     def sizes(self) -> np.ndarray:
-        """Vertex count of every component."""
-        return np.diff(self._starts)
+        """Vertex count of every component (read-only: asked for per component on the hot path)."""
+        sizes = np.diff(self._starts)
+        sizes.flags.writeable = False
+        return sizes
 
     @property
     def boundary_per_part(self) -> np.ndarray:

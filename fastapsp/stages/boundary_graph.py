@@ -655,12 +655,9 @@ class BoundaryGraph:
         offsets = np.zeros(sizes.size, dtype=np.int64)
         if sizes.size > 1:
             np.cumsum((nb * sizes)[:-1], out=offsets[1:])
-        total = int((nb * sizes).sum())
-        lb = xp.empty(total, dtype=self.dtype)
-        for g in range(sizes.size):
-            if nb[g] and sizes[g]:
-                block = rows_of(g)
-                lb[offsets[g] : offsets[g] + nb[g] * sizes[g]] = xp.asarray(block, dtype=self.dtype).ravel()
+        # One concatenation (one copy kernel on CuPy) rather than a copy per group.
+        pieces = [xp.asarray(rows_of(g), dtype=self.dtype).ravel() for g in range(sizes.size) if nb[g] and sizes[g]]
+        lb = xp.concatenate(pieces) if pieces else xp.empty(0, dtype=self.dtype)
         return _Level(int(n), starts.astype(np.int64), nb.astype(np.int64), lb, offsets)
 
     def _build_upper_levels(self, comm) -> None:
@@ -743,13 +740,23 @@ class BoundaryGraph:
         first = int(step.starts[s])
         c = int(step.starts[s + 1]) - first
         matrix = xp.full((c, c), np.inf, dtype=self.dtype)
-        bstart = lev.bstart
-        for g in np.flatnonzero(step.super_of == s):
-            nb = int(lev.nb[g])
-            if nb == 0:
-                continue
-            local_ids = xp.asarray(step.next_pos[bstart[g] : bstart[g] + nb] - first)
-            matrix[local_ids[:, None], local_ids[None, :]] = lev.boundary_block(g)[:, :nb]
+        groups = np.flatnonzero(step.super_of == s)
+        groups = groups[lev.nb[groups] > 0]
+        if groups.size:  # every group's clique L_g[:nb_g, :nb_g] by one gather and one scatter
+            nb = lev.nb[groups]
+            width = lev.starts[groups + 1] - lev.starts[groups]
+            ends = np.cumsum(nb * nb)
+            entry = xp.arange(int(ends[-1]), dtype=np.int64)
+            which = xp.searchsorted(xp.asarray(ends), entry, side="right")
+            within = entry - xp.asarray(ends - nb * nb)[which]
+            nb_of = xp.asarray(nb)[which]
+            i = within // nb_of
+            j = within - i * nb_of
+            source = xp.asarray(lev.lb_offset[groups])[which] + i * xp.asarray(width)[which] + j
+            base = xp.asarray(lev.bstart[groups])[which]
+            position = self._next_pos_dev(lev) if xp is not np else lev.next_pos
+            dest = (position[base + i] - first) * c + (position[base + j] - first)
+            matrix.reshape(-1)[dest] = lev.lb[source]
         rows, cols, weights, group = step.inner
         mine = group == s
         if mine.any():
