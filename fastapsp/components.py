@@ -172,6 +172,12 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         components = [p for p in components if rows.per_component[p] > 0]
     writer = HostWriter(xp, sink, dtype)
     arcs = internal_arcs(graph, partition) if arcs is None else arcs
+    # Every component's vertices on the device at once (one copy, not one a component).
+    placed = xp.asarray(partition.order) if xp is not np else partition.order
+
+    def on_device(p):
+        return placed[int(partition.starts[p]) : int(partition.starts[p + 1])]
+
     packing = Packing.for_run(graph, xp)  # 16-bit products or not: decided once a run
     paths = None
     if pred_sink is not None:
@@ -231,7 +237,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
                            on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows,
-                           needs_matrix=needed, packing=packing, products=products)
+                           needs_matrix=needed, packing=packing, products=products, vertices=on_device(p))
             del rows_b, matrix
         writer.close(timer)
         timer.notes["packed_16bit"] = packing.answer
@@ -261,7 +267,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink, dtype=dtype,
                        tile=tile, block_bytes=block_bytes, timer=timer, writer=writer, on_block=on_block,
                        paths=paths, pairs=pairs, whole_rows=whole_rows,
-                       needs_matrix=_needs_matrix(partition, arcs, p), packing=packing, products=products)
+                       needs_matrix=_needs_matrix(partition, arcs, p), packing=packing, products=products,
+                       vertices=on_device(p))
         del all_rows
     writer.close(timer)
     if paths is not None:
@@ -388,7 +395,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
                on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, needs_matrix=True,
-               packing=None, products=None):
+               packing=None, products=None, vertices=None):
     """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
     columns from the component's first vertex on: see :func:`run_components`).
 
@@ -406,9 +413,10 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     run in packed 16-bit arithmetic; none: float32 products.  ``products``
     (:class:`~fastapsp.reductions.ProductStats`, with ``pairs``): the columns past the component's own
     go there when the run packs its products and ``products.fuses`` the component's.
+    ``vertices``: ``vertices_host`` on ``xp`` where the caller has them there.
     """
     n, c = graph.n, vertices_host.size
-    vertices = xp.asarray(vertices_host)
+    vertices = xp.asarray(vertices_host) if vertices is None else vertices
     matrix = inner = None
     if needs_matrix:
         matrix = closed if closed is not None else build_and_close(csr, vertices, nb, rows_b, tile=tile,

@@ -70,6 +70,16 @@ class Partition:
         vertices = self._order[self._starts[p] : self._starts[p + 1]]
         return vertices, int(self._n_boundary[p])
 
+    @property
+    def order(self) -> np.ndarray:
+        """Every component's vertices (as :meth:`component` gives them), component after component."""
+        return self._order
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Where each component's vertices start in :attr:`order` (``k + 1`` entries)."""
+        return self._starts
+
     @cached_property
     def sizes(self) -> np.ndarray:
         """Vertex count of every component (read-only: asked for per component on the hot path)."""
