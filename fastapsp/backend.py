@@ -44,7 +44,9 @@ def start_gpu_warmup(backend: str, ranks: int):
     context is made on the device that this process will use: device 0 for
     one process, else ``local rank mod visible devices`` when the launcher
     says the local rank (no context is made on another process's GPU).
-    The thread also starts the check of the kernel cache (and, on a machine
+    It also makes CuPy's first ufunc call with a Python scalar, whose imports
+    (cupyx's SciPy-like modules and SciPy's sparse module) would otherwise fall
+    inside the first GPU stage.  The thread also starts the check of the kernel cache (and, on a machine
     that has not built them, the compilation of every kernel variant:
     :mod:`fastapsp.kernels.catalog`); :func:`fastapsp.execute.execute` waits
     for it.  The thread competes with the reading for the interpreter (the
@@ -66,6 +68,9 @@ def start_gpu_warmup(backend: str, ranks: int):
             if count and local is not None:
                 with cupy.cuda.Device(local % count):
                     cupy.cuda.runtime.free(0)  # creates the device's primary context
+                    # CuPy's first ufunc call with a Python scalar imports cupyx's SciPy-like modules and
+                    # SciPy's sparse module (a few tenths of a second): made here, beside the reading.
+                    (cupy.zeros(1, dtype=cupy.int64) - 1).sum()
                 from .kernels.catalog import ensure_built
 
                 ensure_built(device=local % count, background=True)  # a first run on this machine compiles

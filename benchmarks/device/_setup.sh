@@ -11,11 +11,12 @@ else
     "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
     export PYTHONPATH=$PWD:/tmp/site
     "$PYTHON" -m compileall -q -j 0 fastapsp /tmp/site > /dev/null 2>&1
-    # CuPy's own modules too (pip byte-compiles what it installs; the lent machines' image may not have):
-    # a first Jet partition imports about a hundred of them, 0.3-0.4 s of compiling in every process.
+    # CuPy's, NumPy's and SciPy's modules too (pip byte-compiles what it installs; the lent machines' image
+    # has no bytecode for many of them): a first GPU run imports about two hundred of them lazily, 0.3-0.4 s
+    # of compiling in every process that a user's installation does not pay.
     "$PYTHON" - <<'PY' > /dev/null 2>&1
 import compileall, importlib.util, os
-for name in ("cupy", "cupyx", "cupy_backends"):
+for name in ("cupy", "cupyx", "cupy_backends", "numpy", "scipy"):
     spec = importlib.util.find_spec(name)
     if spec and spec.origin:
         compileall.compile_dir(os.path.dirname(spec.origin), quiet=1, workers=0)
