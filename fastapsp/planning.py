@@ -45,7 +45,6 @@ import numpy as np
 from .backend import available_bytes, device_csr, gpu_name, gpu_warm, resolve_backend
 from .comm import run_phase, select_device
 from .cost import choose_boundary_rows, close_everywhere, default_k, predict
-from .counting import bincount
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
@@ -495,7 +494,7 @@ def permuted_with(graph, order, xp):
         raise ValueError(f"order: expected a permutation of 0..{n - 1}, found shape {order.shape}")
     indptr, indices, weights = device_csr(graph, xp)
     moved = xp.asarray(order)
-    if n and (int(moved.min()) < 0 or int(moved.max()) >= n or int(bincount(moved, n).max()) != 1):
+    if n and (int(moved.min()) < 0 or int(moved.max()) >= n or int(xp.bincount(moved, minlength=n).max()) != 1):
         raise ValueError(f"order: expected a permutation of 0..{n - 1}")
     rename = xp.empty(n, dtype=xp.int64)
     rename[moved] = xp.arange(n, dtype=xp.int64)

@@ -46,7 +46,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backend import array_module
-from .counting import bincount
 
 __all__ = ["StatsAccumulator", "ProductStats", "Stats", "finish_stats"]
 
@@ -285,7 +284,7 @@ class StatsAccumulator:
         while top >= self.bin_width * self.bins:
             self._double_width()
         index = xp.where(finite, xp.floor(z / self.bin_width), self.bins).astype(np.int64)
-        self.hist += (2 if pairs else 1) * bincount(index, self.bins)
+        self.hist += (2 if pairs else 1) * xp.bincount(index.ravel(), minlength=self.bins + 1)[: self.bins]
 
     def _double_width(self) -> None:
         """Merge bins pairwise: bin i of the wider histogram is bins 2i and 2i+1 of this one."""

@@ -70,7 +70,6 @@ class Variant:
 
 def variants() -> list[Variant]:
     """Every variant the engine can launch, each module once, in a fixed order."""
-    from ..counting import kernel_variants as count_variants
     from ..reductions_gpu import kernel_variants as stats_variants
     from ..sink import kernel_variants as sink_variants
     from ..stages._cuda import kernel_variants as stage_variants
@@ -78,7 +77,7 @@ def variants() -> list[Variant]:
 
     jet = [Variant("jet.cu", "jet_propose")]  # fastapsp/partition/jet.py: float32, int32, no options
     seen, out = set(), []
-    for entry in stage_variants() + predecessor_variants() + stats_variants() + sink_variants() + count_variants() + jet:
+    for entry in stage_variants() + predecessor_variants() + stats_variants() + sink_variants() + jet:
         v = entry if isinstance(entry, Variant) else Variant(*entry)
         key = v.key()
         if key not in seen:

@@ -11,8 +11,6 @@ import math
 
 import numpy as np
 
-from ..counting import bincount
-
 __all__ = ["max_part_size"]
 
 
@@ -38,9 +36,13 @@ def _stable_argsort(xp, a):
 
 
 def _count(xp, values, length: int):
-    """``bincount`` with exactly ``length`` int64 bins, also for an empty ``values``
-    (:func:`fastapsp.counting.bincount`)."""
-    return bincount(values, length)
+    """``bincount`` with exactly ``length`` int64 bins, also for an empty ``values``.
+
+    (CuPy's ``bincount`` takes the maximum of its input, which fails when it is empty.)
+    """
+    if values.shape[0] == 0:
+        return xp.zeros(length, dtype=xp.int64)
+    return xp.bincount(values, minlength=length).astype(xp.int64)
 
 
 def _hash32(xp, vertices, salt: int):
