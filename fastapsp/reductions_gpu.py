@@ -121,12 +121,18 @@ class GpuStats:
         self._held = None  # (block, event): the last block, until its reduction is ordered before reuse
 
     def device_rows(self, rows, rows_host: np.ndarray):
-        """The row ids on the device; the copy of the last host array is reused (a component's column chunks)."""
+        """The row ids on the device: a run of consecutive ids made there, other ids copied; the last host
+        array's device form is reused (a component's column chunks)."""
         if type(rows).__module__.startswith("cupy"):
             return rows.astype(self.cp.int64, copy=False)
         if self._rows[0] is rows:
             return self._rows[1]
-        dev = self.cp.asarray(rows_host)
+        n = rows_host.size
+        if n > 1 and rows_host[-1] - rows_host[0] == n - 1 and bool(np.all(np.diff(rows_host) == 1)):
+            # Consecutive ids (each pair once: a component's rows are a run): made on the device, not copied.
+            dev = self.cp.arange(int(rows_host[0]), int(rows_host[0]) + n, dtype=self.cp.int64)
+        else:
+            dev = self.cp.asarray(rows_host)
         self._rows = (rows, dev)
         return dev
 

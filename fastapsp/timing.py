@@ -44,6 +44,7 @@ class StageTimer:
         self.xp = xp
         self._seconds = dict.fromkeys(STAGES, 0.0)
         self._pending: list = []  # (stage, begin event, end event) not read yet
+        self._spare: list = []  # events already read, recorded again by later stages (creating one costs more)
         self.events = xp is not np and not StageTimer.synchronise
         self.component = None  # the component (or SSSP batch) being computed, named in errors
         self.notes: dict = {}  # what a stage records beside its seconds, for the report (e.g. "upper_levels")
@@ -59,7 +60,7 @@ class StageTimer:
         note_stage(self.component, name)  # named by the supervisor if this rank is killed here
         events = sync and self.events and not StageTimer.listeners
         if events:
-            begin = self.xp.cuda.Event()
+            begin = self._event()
             begin.record()
         start = time.perf_counter()
         try:
@@ -70,7 +71,7 @@ class StageTimer:
             raise StageError(f"{place(self.component, name)}: {type(exc).__name__}: {exc}", component=self.component,
                              stage=name) from exc
         if events:
-            end = self.xp.cuda.Event()
+            end = self._event()
             end.record()
             self._pending.append((name, begin, end))
             if len(self._pending) >= self._RESOLVE_EVERY:
@@ -92,6 +93,10 @@ class StageTimer:
             elif not end.done:
                 break  # one stream: the later ones are not done either
             self._seconds[name] += self.xp.cuda.get_elapsed_time(begin, end) / 1e3
+            self._spare += (begin, end)
             done += 1
         del self._pending[:done]
+
+    def _event(self):
+        return self._spare.pop() if self._spare else self.xp.cuda.Event()
 
