@@ -147,6 +147,29 @@ def test_rows_made_in_batches_of_groups(xp, monkeypatch, batch):
     _check_rows(graph, partition_graph(graph, 25), xp, dense_limit=20, super_size=12)
 
 
+@pytest.mark.parametrize("entries", [1, 150, 1 << 22])
+def test_cliques_placed_in_runs_of_groups(xp, monkeypatch, entries):
+    """A super-group's cliques in runs of groups of at most CLIQUE_ENTRIES entries, a larger clique alone
+    (1: every group alone; 150: runs of a few groups; the default: all at once): the rows of SciPy."""
+    from fastapsp.stages import boundary_graph
+
+    monkeypatch.setattr(boundary_graph, "CLIQUE_ENTRIES", entries)
+    runs = []
+    original = BoundaryGraph._place_cliques
+
+    def recording(self, matrix, lev, groups, *args):
+        runs.append(len(groups))
+        return original(self, matrix, lev, groups, *args)
+
+    monkeypatch.setattr(BoundaryGraph, "_place_cliques", recording)
+    rng = np.random.default_rng(11)
+    graph = _grid(14, rng)
+    _check_rows(graph, partition_graph(graph, 24), xp, dense_limit=20, super_size=12)
+    assert runs and (max(runs) == 1) == (entries == 1)
+    if entries == 150:
+        assert max(runs) > 1
+
+
 def _count_full_rows(monkeypatch) -> list:
     """The (level, super-group) of every upper rows made (BoundaryGraph._make_full_rows), in a list."""
     made = []

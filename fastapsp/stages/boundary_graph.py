@@ -85,6 +85,10 @@ BATCH_BYTES = 512 << 20  # and at most this many bytes of them (fewer rows on gr
 CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
 _MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper levels; longer ones go in pieces
 _EXCHANGE_TAG = 24
+# Clique entries of an upper level's groups placed together (BoundaryGraph._place_cliques): each takes
+# about 70 bytes of index arrays while they are placed, so a super-group's cliques go in runs of groups
+# of at most this many entries, and a larger clique alone.
+CLIQUE_ENTRIES = 1 << 22
 
 
 def close_components(indptr, indices, weights, partition, components, *, dtype, unit_weights: bool = False,
@@ -202,6 +206,22 @@ class _Level:
         nb, c = int(self.nb[g]), int(self.starts[g + 1] - self.starts[g])
         off = int(self.lb_offset[g])
         return self.lb[off : off + nb * c].reshape(nb, c)
+
+
+def _runs_within(items: np.ndarray, sizes: np.ndarray, limit: int):
+    """``items`` in consecutive runs whose ``sizes`` add up to at most ``limit`` (an item larger alone).
+
+    >>> [run.tolist() for run in _runs_within(np.arange(5), np.array([3, 3, 9, 1, 1]), 6)]
+    [[0, 1], [2], [3, 4]]
+    """
+    start, total = 0, 0
+    for at, size in enumerate(sizes.tolist()):
+        if at > start and total + size > limit:
+            yield items[start:at]
+            start, total = at, 0
+        total += size
+    if start < len(items):
+        yield items[start:]
 
 
 def _bstart(nb: np.ndarray) -> np.ndarray:
@@ -742,21 +762,11 @@ class BoundaryGraph:
         matrix = xp.full((c, c), np.inf, dtype=self.dtype)
         groups = np.flatnonzero(step.super_of == s)
         groups = groups[lev.nb[groups] > 0]
-        if groups.size:  # every group's clique L_g[:nb_g, :nb_g] by one gather and one scatter
-            nb = lev.nb[groups]
-            width = lev.starts[groups + 1] - lev.starts[groups]
-            ends = np.cumsum(nb * nb)
-            entry = xp.arange(int(ends[-1]), dtype=np.int64)
-            which = xp.searchsorted(xp.asarray(ends), entry, side="right")
-            within = entry - xp.asarray(ends - nb * nb)[which]
-            nb_of = xp.asarray(nb)[which]
-            i = within // nb_of
-            j = within - i * nb_of
-            source = xp.asarray(lev.lb_offset[groups])[which] + i * xp.asarray(width)[which] + j
-            base = xp.asarray(lev.bstart[groups])[which]
-            position = self._next_pos_dev(lev) if xp is not np else lev.next_pos
-            dest = (position[base + i] - first) * c + (position[base + j] - first)
-            matrix.reshape(-1)[dest] = lev.lb[source]
+        position = self._next_pos_dev(lev) if xp is not np else lev.next_pos
+        bstart = lev.bstart
+        for chunk in _runs_within(groups, lev.nb[groups] ** 2, CLIQUE_ENTRIES):
+            self._place_cliques(matrix, lev, chunk, position[bstart[chunk[0]] : bstart[chunk[-1] + 1]] - first,
+                                bstart[chunk] - bstart[chunk[0]])
         rows, cols, weights, group = step.inner
         mine = group == s
         if mine.any():
@@ -765,6 +775,31 @@ class BoundaryGraph:
         idx = xp.arange(c)
         matrix[idx, idx] = 0
         return blocked_floyd_warshall(matrix)
+
+    def _place_cliques(self, matrix, lev, groups, local, offsets) -> None:
+        """Write the cliques ``L_g[:nb_g, :nb_g]`` of ``groups`` into ``matrix`` at their boundary vertices'
+        places ``local`` (theirs one group after another; ``offsets`` where each group's start there).
+
+        Several groups: one gather and one scatter of all their entries.  One group: its rows and columns
+        by broadcasting (a clique too large for the entries' index arrays, see :data:`CLIQUE_ENTRIES`)."""
+        xp = self.xp
+        nb = lev.nb[groups]
+        if groups.size == 1:
+            ids = local[: int(nb[0])]
+            matrix[ids[:, None], ids[None, :]] = lev.boundary_block(int(groups[0]))[:, : int(nb[0])]
+            return
+        width = lev.starts[groups + 1] - lev.starts[groups]
+        ends = np.cumsum(nb * nb)
+        entry = xp.arange(int(ends[-1]), dtype=np.int64)
+        which = xp.searchsorted(xp.asarray(ends), entry, side="right")
+        within = entry - xp.asarray(ends - nb * nb)[which]
+        nb_of = xp.asarray(nb)[which]
+        i = within // nb_of
+        j = within - i * nb_of
+        source = xp.asarray(lev.lb_offset[groups])[which] + i * xp.asarray(width)[which] + j
+        base = xp.asarray(offsets)[which]
+        c = matrix.shape[0]
+        matrix.reshape(-1)[local[base + i] * c + local[base + j]] = lev.lb[source]
 
     # ------------------------------------------------------------------ rows
     def visit_order(self, components, level: int = 0) -> list:
