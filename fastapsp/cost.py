@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .graph import arc_positions, distinct
+from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
 from .stages.floyd_warshall import SEARCH_NS
 
 __all__ = ["RATES", "predict", "receive_relaxations", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
@@ -44,9 +45,8 @@ RATES = {
 }
 
 
-# The boundary graph's dense limit and super-group size that predict() assumes unless told (the GPU's,
-# fastapsp.stages.boundary_graph.DENSE_LIMIT and SUPER_SIZE).
-_DENSE_LIMIT, _SUPER_SIZE = 16384, 2048
+# The boundary graph's dense limit and super-group size that predict() assumes unless told: the GPU's.
+_DENSE_LIMIT, _SUPER_SIZE = DENSE_LIMIT["cupy"], SUPER_SIZE["cupy"]
 
 
 def _rates(backend: str, dtype) -> dict:

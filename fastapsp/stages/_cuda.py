@@ -321,7 +321,7 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     indptr, indices, weights = _csr(indptr, indices, weights)
     itype = indptr.dtype
     n = indptr.shape[0] - 1
-    starts, order = partition._starts, partition._order
+    starts, order = partition.starts, partition.order
     sizes = np.array([partition.sizes[p] for p in comps], dtype=np.int64)
     offsets = np.zeros(len(comps) + 1, dtype=np.int64)
     np.cumsum(sizes * sizes, out=offsets[1:])

@@ -282,9 +282,8 @@ class LevelTree:
         self.widen = bool(widen)
         self.n, self.k = graph.n, partition.k
         self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
-        self.position[partition._order] = np.arange(graph.n, dtype=np.int64)
-        starts = np.zeros(partition.k + 1, dtype=np.int64)
-        np.cumsum(partition.sizes, out=starts[1:])
+        self.position[partition.order] = np.arange(graph.n, dtype=np.int64)
+        starts = np.array(partition.starts, dtype=np.int64)
         nb = partition.boundary_per_part.astype(np.int64)
         self.starts, self.nb = [starts], [nb]  # of every level
         # Cut arcs in level-0 boundary index.  A cut arc leaves a boundary vertex, so only the arcs of
