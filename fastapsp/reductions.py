@@ -309,32 +309,38 @@ class StatsAccumulator:
             self._merge_gpu_histogram(max(self.level, reached))
         level = max(comm.allgather(self.level))
         # Local work (device to host) first, in one phase, so a failure cannot strand a rank in a collective.
-        parts = run_phase(comm, "collecting the statistics", self._host_parts, level)
+        # One process keeps its arrays where they are: the per-vertex arithmetic and the reordering (a
+        # scatter of n values per array) run there, on the GPU milliseconds where the host took a tenth
+        # of a second on a million vertices, and only the finished arrays come back.
+        here = comm.size == 1 and self.xp is not np
+        parts = run_phase(comm, "collecting the statistics", self._parts, level, here)
         col_max = parts.pop()
         if comm.size > 1:
             parts = [comm.allreduce(a) for a in parts]  # a row's sums and maximum are on one rank
             col_max = np.maximum.reduce(comm.allgather(col_max))  # a column's on several
         row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max, hist, diagonal = parts
+        xp = array_module(row_sum)
         if not self.directed:  # d(u, v) = d(v, u): column v holds the distances of row v
             # Only pair blocks (update(pairs=True)) feed an undirected graph's columns: a vertex's row
             # holds part of its distances and its column the rest (zero without pair blocks).
             row_sum, row_reach, row_harm = row_sum + col_sum, row_reach + col_reach, row_harm + col_harm
-            row_max = np.maximum(row_max, col_max)
+            row_max = xp.maximum(row_max, col_max)
             col_sum, col_reach, col_harm = row_sum, row_reach, row_harm
-        row_reach = row_reach - diagonal
-        col_reach = col_reach - diagonal
+        row_reach = row_reach - xp.asarray(diagonal)
+        col_reach = col_reach - xp.asarray(diagonal)
         hist = hist.copy()
         if hist.size:
             hist[0] -= int(diagonal.sum())
-        stats = _compute(self.n, self.integer, self.directed, self.bin_width, row_sum, col_sum, row_reach,
-                         col_reach, row_harm, col_harm, row_max, hist)
+        vertex = _vertex_arrays(xp, self.n, row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max)
         if self.vertex_order is not None:  # back to the graph's own vertex order
-            order = np.asarray(self.vertex_order)
-            for key, values in stats.vertex.items():
-                original = np.empty_like(values)
+            order = xp.asarray(self.vertex_order)
+            for key, values in vertex.items():
+                original = xp.empty_like(values)
                 original[order] = values
-                stats.vertex[key] = original
-        return stats
+                vertex[key] = original
+        if xp is not np:
+            vertex = _to_host(vertex)
+        return _compute(self.n, self.integer, self.directed, self.bin_width, vertex, hist)
 
     def _merge_gpu_histogram(self, level: int) -> None:
         """Fold the kernel's counts into ``hist`` (blocks the generic path reduced are there already)."""
@@ -343,39 +349,62 @@ class StatsAccumulator:
         self.hist = self.hist + self._gpu.collapse(level)
         self._gpu = None
 
-    def _host_parts(self, level: int) -> list:
+    def _parts(self, level: int, on_device: bool) -> list:
+        """The accumulators at histogram level ``level``: the histogram and the diagonal on the host, the
+        per-vertex arrays where they are when ``on_device``, else copied to the host."""
         while self.level < level:
             self._double_width()
         arrays = (self.row_sum, self.col_sum, self.row_reach, self.col_reach, self.row_harm, self.col_harm,
                   self.row_max, self.hist, self.diagonal, self.col_max)
+        host = [a.get() if hasattr(a, "get") else np.array(a) for a in (self.hist, self.diagonal)]
+        if on_device:
+            return [*arrays[:7], *host, arrays[9]]
         return [a.get() if hasattr(a, "get") else np.array(a) for a in arrays]
 
 
-def _closeness(total, reach, n):
+def _to_host(vertex: dict) -> dict:
+    """The per-vertex arrays copied to the host, those of one dtype in one copy."""
+    import cupy
+
+    out = {}
+    for dtype in {str(v.dtype) for v in vertex.values()}:
+        keys = [key for key, v in vertex.items() if str(v.dtype) == dtype]
+        stacked = cupy.stack([vertex[key] for key in keys]).get()
+        out.update({key: stacked[i] for i, key in enumerate(keys)})
+    return {key: out[key] for key in vertex}
+
+
+def _closeness(xp, total, reach, n):
     """networkx's closeness with the Wasserman-Faust correction, from sums and reachable counts."""
     total = total.astype(np.float64)
     reach = reach.astype(np.float64)
-    out = np.zeros(total.shape, dtype=np.float64)
-    ok = (total > 0) & (n > 1)
-    out[ok] = reach[ok] / total[ok] * (reach[ok] / (n - 1))
-    return out
+    if n <= 1:
+        return xp.zeros(total.shape, dtype=np.float64)
+    ok = total > 0
+    return xp.where(ok, reach / xp.where(ok, total, 1.0) * (reach / (n - 1)), 0.0)
 
 
-def _compute(n, integer, directed, width, row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max,
-             hist) -> "Stats":
-    connected = bool(np.all(row_reach == n - 1))
-    eccentricity = np.where(row_reach == n - 1, row_max, np.inf)
-    vertex = {
-        "eccentricity": eccentricity,
-        "closeness": _closeness(col_sum, col_reach, n),
-        "closeness_out": _closeness(row_sum, row_reach, n),
+def _vertex_arrays(xp, n, row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max) -> dict:
+    """The per-vertex statistics (elementwise, the same on NumPy and CuPy), and ``row_max`` for the scalars."""
+    return {
+        "eccentricity": xp.where(row_reach == n - 1, row_max, np.inf),
+        "closeness": _closeness(xp, col_sum, col_reach, n),
+        "closeness_out": _closeness(xp, row_sum, row_reach, n),
         "harmonic": col_harm,
         "harmonic_out": row_harm,
         "sum_distances": row_sum,
         "sum_distances_in": col_sum,
         "reachable": row_reach,
         "reachable_in": col_reach,
+        "row_max": row_max,
     }
+
+
+def _compute(n, integer, directed, width, vertex: dict, hist) -> "Stats":
+    """The statistics from the per-vertex arrays of :func:`_vertex_arrays` (on the host, in the graph's order)."""
+    row_max = vertex.pop("row_max")
+    row_sum, row_reach = vertex["sum_distances"], vertex["reachable"]
+    connected = bool(np.all(row_reach == n - 1))
     scalar = int if integer else float
     total = scalar(row_sum.sum()) if n else scalar(0)
     pairs = int(row_reach.sum()) if n else 0
