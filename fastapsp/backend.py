@@ -6,6 +6,8 @@ then takes its array module from the arrays it is given.
 
 from __future__ import annotations
 
+import functools
+
 import os
 
 import numpy as np
@@ -132,12 +134,25 @@ def array_module(*arrays):
     return np
 
 
-def gpu_name(device: int) -> str:
-    """Product name of CUDA device ``device`` (e.g. "NVIDIA H100 80GB HBM3")."""
+@functools.lru_cache(maxsize=None)
+def _device_properties(device: int) -> dict:
+    """CUDA's properties of device ``device``, asked once a process: they do not change, and the query
+    waits behind whatever the driver is doing (a result of tens of gigabytes being mapped in the
+    background, :class:`fastapsp.sink.DeviceAllocation`), which the host work that follows need not."""
     import cupy
 
-    name = cupy.cuda.runtime.getDeviceProperties(device)["name"]
+    return cupy.cuda.runtime.getDeviceProperties(device)
+
+
+def gpu_name(device: int) -> str:
+    """Product name of CUDA device ``device`` (e.g. "NVIDIA H100 80GB HBM3")."""
+    name = _device_properties(device)["name"]
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def gpu_total_bytes(device: int) -> int:
+    """The memory of CUDA device ``device`` in bytes."""
+    return int(_device_properties(device)["totalGlobalMem"])
 
 
 def device_csr(graph, xp):

@@ -398,7 +398,7 @@ def _write_json(path, data) -> None:
 
 
 def _info(comm) -> int:
-    from .backend import gpu_count, gpu_name
+    from .backend import gpu_count, gpu_name, gpu_total_bytes
     from .comm import launched_under_mpi
 
     lines = [f"fastapsp {__version__}", f"python {sys.version.split()[0]}"]
@@ -413,10 +413,8 @@ def _info(comm) -> int:
     count = gpu_count()
     lines.append(f"GPUs visible: {count}")
     if count:
-        import cupy
-
         for d in range(count):
-            memory = cupy.cuda.runtime.getDeviceProperties(d)["totalGlobalMem"]
+            memory = gpu_total_bytes(d)
             lines.append(f"  cuda:{d} {gpu_name(d)}, {memory / 2**30:.1f} GiB")
         lines.append(_kernel_cache_line())
     if comm.rank == 0:

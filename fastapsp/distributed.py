@@ -14,6 +14,7 @@ import zlib
 
 import numpy as np
 
+from .backend import gpu_total_bytes
 from .comm import run_or_abort, run_phase
 from .components import internal_arcs, local_closures, nonempty
 from .cost import auto_k
@@ -38,7 +39,7 @@ def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0) -
         if backend == "cupy":
             import cupy
 
-            total = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["totalGlobalMem"]
+            total = gpu_total_bytes(cupy.cuda.Device().id)
             memory = max(0.0, 0.8 * total - reserve)
         return auto_k(graph, backend=backend, dtype=dtype, memory_bytes=memory)
 
