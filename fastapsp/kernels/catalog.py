@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import KERNEL_DIR, get_kernel, kernel_source, module_key
+from . import KERNEL_DIR, get_kernel, kernel_source, module_code, module_key
 
 __all__ = ["Variant", "variants", "build", "ensure_built", "mark_built", "cache_dir", "stamp_path", "kernel_cache_bytes"]
 
@@ -115,6 +115,8 @@ def _signature(device: int) -> str:
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for v in variants():
         digest.update(repr(v).encode())
+        code, options = module_code(*v.key()[:2])  # the text and options each module is compiled from
+        digest.update(hashlib.sha256(code.encode()).digest() + repr(options).encode())
     try:
         nvrtc = ".".join(map(str, cupy.cuda.nvrtc.getVersion()))
     except Exception:  # noqa: BLE001 - a missing NVRTC fails the build itself, with its own message
