@@ -15,6 +15,7 @@ has none, and writes the file atomically.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -28,7 +29,8 @@ from datetime import datetime, timezone
 from importlib import metadata as _importlib_metadata
 from pathlib import Path
 
-__all__ = ["REPO", "RESULTS", "metadata", "timed", "event_seconds", "write_result", "write_json_atomic", "jsonable"]
+__all__ = ["REPO", "RESULTS", "metadata", "named_graph", "timed", "event_seconds", "write_result", "write_json_atomic",
+           "jsonable"]
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
@@ -270,3 +272,14 @@ def write_result(obj, folder="benchmarks/results", name: str | None = None) -> P
 if __name__ == "__main__":  # print this machine's metadata
     json.dump(metadata(), sys.stdout, indent=2)
     print()
+
+
+def named_graph(text: str) -> tuple[str, str]:
+    """``argparse`` type of the benchmarks' ``--graph NAME=PATH``: ``(NAME, PATH)``, or a one-line error
+    when the form is wrong or PATH is not a file."""
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH, found {text!r}")
+    if not os.path.isfile(path):
+        raise argparse.ArgumentTypeError(f"{path}: no such file")
+    return name, path

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, write_result  # noqa: E402
+from _common import RESULTS, named_graph, write_result  # noqa: E402
 
 import fastapsp  # noqa: E402
 from fastapsp.cost import _SAMPLE_PARTS, _SAMPLE_RANGE, _ball, auto_k, growth_dimension, sample_boundary  # noqa: E402
@@ -31,13 +31,12 @@ from fastapsp.cost import _SAMPLE_PARTS, _SAMPLE_RANGE, _ball, auto_k, growth_di
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--graph", action="append", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", default=str(RESULTS / "boundary-laws"))
     args = parser.parse_args(argv)
     records = []
-    for item in args.graph:
-        name, _, path = item.partition("=")
+    for name, path in args.graph:
         graph = fastapsp.read_graph(path)
         isolated = int(np.count_nonzero(np.diff(graph.undirected_adjacency()[0]) == 0))
         linked = graph.n - isolated

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, event_seconds, write_result  # noqa: E402
+from _common import RESULTS, event_seconds, named_graph, write_result  # noqa: E402
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--graph", action="append", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", default=str(RESULTS / "closure-searches"))
     args = parser.parse_args(argv)
@@ -36,8 +36,7 @@ def main(argv=None) -> int:
     from fastapsp.stages.boundary_graph import close_components
 
     records = []
-    for spec in args.graph:
-        name, _, path = spec.partition("=")
+    for name, path in args.graph:
         graph = fastapsp.read_graph(path)
         if not graph.unit_weights:
             print(f"{name}: arcs of other weights than 1, skipped", flush=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, metadata, write_result  # noqa: E402
+from _common import REPO, metadata, named_graph, write_result  # noqa: E402
 
 
 # Modes besides none and memory: "stats" is --output none plus --stats (to compare with "none"); "sources1000" computes
@@ -136,7 +136,7 @@ def compare_rows(graph, ref, got):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--graph", action="append", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--k", nargs="+", required=True, help="values of k, or 'auto' for fastapsp's default")
     parser.add_argument("--sssp-method", dest="methods", nargs="+", default=["auto"],
                         choices=["auto", "frontier", "boundary-graph"])
@@ -168,8 +168,7 @@ def main(argv=None):
         if args.backend != "numpy" and args.partitioner == "auto":  # auto may mean Jet: its kernels too
             run_solve(launcher, args.warmup, 4, "none", "jet", args.backend, tmp / "warm.json", "boundary-graph")
     rows = []
-    for spec in args.graph:
-        name, path = spec.split("=", 1)
+    for name, path in args.graph:
         for output, k, method in [(o, k, m) for o in args.outputs for k in args.k for m in args.methods]:
             if True:
                 seconds, report = run_solve(launcher, path, k, output, args.partitioner, args.backend,
@@ -225,7 +224,7 @@ def main(argv=None):
     summary = {key: {"mean_total_seconds": round(float(np.mean(v)), 3), "runs": v} for key, v in summary.items()}
     write_result({"benchmark": "gpu_pipeline", "summary": summary, "commit": meta["commit"], "metadata": meta},
                  folder=f"benchmarks/results/{args.tag}",
-                 name=f"summary-{'+'.join(spec.split('=', 1)[0] for spec in args.graph)}-r{args.ranks}")
+                 name=f"summary-{'+'.join(name for name, _ in args.graph)}-r{args.ranks}")
     for key, value in summary.items():
         print(f"mean {key}: {value['mean_total_seconds']:.2f} s over {len(value['runs'])} runs")
 

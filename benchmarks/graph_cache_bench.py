@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, write_result  # noqa: E402
+from _common import RESULTS, named_graph, write_result  # noqa: E402
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--graph", action="append", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", default=str(RESULTS / "graph-cache"))
     args = parser.parse_args(argv)
@@ -38,8 +38,7 @@ def main(argv=None) -> int:
     cache_module.CACHE_FROM_BYTES = 0  # every file gets its cache here, whatever the rule says
     records = []
     with tempfile.TemporaryDirectory(prefix="fastapsp-cache-bench-") as folder:
-        for item in args.graph:
-            name, _, source = item.partition("=")
+        for name, source in args.graph:
             path = Path(folder) / Path(source).name
             shutil.copy(source, path)
             opener = gzip.open if path.suffix == ".gz" else open

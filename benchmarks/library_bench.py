@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, _commit, _gpu_name, _version, timed, write_json_atomic  # noqa: E402
+from _common import REPO, _commit, _gpu_name, _version, named_graph, timed, write_json_atomic  # noqa: E402
 
 import fastapsp  # noqa: E402
 
@@ -394,7 +394,7 @@ def summary(records: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH",
+    parser.add_argument("--graph", action="append", required=True, type=named_graph, metavar="NAME=PATH",
                         help="a graph to time (repeatable)")
     parser.add_argument("--backend", choices=("numpy", "cupy"), default="cupy")
     parser.add_argument("--calls", nargs="+", choices=CALLS, default=list(CALLS), metavar="CALL",
@@ -409,14 +409,7 @@ def main(argv=None) -> int:
                         help="graph solved first to compile the kernels ('' for none)")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "library"), metavar="DIR")
     args = parser.parse_args(argv)
-    graphs = []
-    for item in args.graph:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            parser.error(f"--graph: expected NAME=PATH, found {item!r}")
-        if not Path(path).exists():
-            parser.error(f"--graph: {path} does not exist")
-        graphs.append((name, Path(path).resolve()))
+    graphs = [(name, Path(path).resolve()) for name, path in args.graph]
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
     global KEEP_POOL

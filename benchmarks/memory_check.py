@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import metadata, write_result  # noqa: E402
+from _common import metadata, named_graph, write_result  # noqa: E402
 
 # What each mode adds to `fastapsp solve GRAPH --backend cupy --quiet`.
 MODES = {
@@ -181,12 +181,12 @@ def measure(graph_path: str, name: str, mode: str, k, tag: str) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graph", required=True, metavar="NAME=PATH")
+    parser.add_argument("--graph", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--mode", nargs="+", default=["none"], choices=sorted(MODES))
     parser.add_argument("--k", default="auto", help="number of components, or 'auto'")
     parser.add_argument("--tag", default="gpu-memory")
     args = parser.parse_args(argv)
-    name, path = args.graph.split("=", 1)
+    name, path = args.graph
     k = None if args.k == "auto" else int(args.k)
     for mode in args.mode:
         measure(path, name, mode, k, args.tag)

@@ -27,12 +27,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from _common import RESULTS, event_seconds, write_result  # noqa: E402
+from _common import RESULTS, event_seconds, named_graph, write_result  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graph", required=True, help="NAME=PATH (undirected, whole-number weights)")
+    parser.add_argument("--graph", required=True, type=named_graph, metavar="NAME=PATH",
+                        help="undirected, whole-number weights")
     parser.add_argument("--k", type=int, required=True, help="components of the METIS partition")
     parser.add_argument("--components", type=int, default=8, help="components timed (spread over the k)")
     parser.add_argument("--repeat", type=int, default=5)
@@ -48,7 +49,7 @@ def main() -> int:
     from fastapsp.stages._cuda import min_plus_cuda
     from fastapsp.stages.min_plus import U16_LIMIT, Packing
 
-    name, path = args.graph.split("=", 1)
+    name, path = args.graph
     graph = read_graph(path)
     if graph.directed or not graph.integer_weights:
         raise SystemExit(f"{name}: needs an undirected graph with whole-number weights")

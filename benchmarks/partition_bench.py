@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # _common
 sys.path.insert(0, str(HERE.parent))  # measure this checkout's fastapsp, installed or not
 
-from _common import metadata, timed  # noqa: E402
+from _common import metadata, named_graph, timed  # noqa: E402
 
 from fastapsp.graph import Graph  # noqa: E402
 from fastapsp.io import read_graph  # noqa: E402
@@ -104,7 +104,7 @@ def _warm_up_graph() -> Graph:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", required=True, metavar="NAME=PATH", help="graph name and file")
+    parser.add_argument("--graph", required=True, type=named_graph, metavar="NAME=PATH", help="graph name and file")
     parser.add_argument("--k", type=int, required=True, help="number of parts")
     parser.add_argument("--partitioners", nargs="+", default=["metis", "metis+b", "jet", "jet+b"])
     parser.add_argument("--repeat", type=int, default=2, help="timed runs per partitioner (default 2)")
@@ -112,11 +112,7 @@ def main(argv=None) -> int:
     parser.add_argument("--imbalance", type=float, default=0.03)
     parser.add_argument("--out", required=True, help="JSON file to write")
     args = parser.parse_args(argv)
-    name, sep, path = args.graph.partition("=")
-    if not sep or not Path(path).is_file():
-        print(f"partition_bench: --graph: expected NAME=PATH of an existing file, found {args.graph!r}",
-              file=sys.stderr)
-        return 2
+    name, path = args.graph
     unknown = [p for p in args.partitioners if p not in PARTITIONERS]
     if unknown:
         print(f"partition_bench: --partitioners: {', '.join(unknown)} not among {', '.join(PARTITIONERS)}",

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from _common import metadata, write_result  # noqa: E402
+from _common import metadata, named_graph, write_result  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     from fastapsp.partition import partition_graph
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graph", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--graph", action="append", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--partitioners", nargs="+", default=["metis", "jet"])
     parser.add_argument("--tag", default="partition-warm")
@@ -48,8 +48,7 @@ def main(argv=None) -> int:
         partition_graph(warm, 8, name, backend="cupy")
     fastapsp.stats(warm, backend="cupy")
     sync()
-    for spec in args.graph:
-        label, path = spec.split("=", 1)
+    for label, path in args.graph:
         graph = read_graph(path, cache="auto")
         k = auto_k(graph, backend="cupy")["k"]
         runs = []

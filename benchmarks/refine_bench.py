@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # _common
 sys.path.insert(0, str(HERE.parent))  # measure this checkout's fastapsp, installed or not
 
-from _common import metadata, timed, write_json_atomic  # noqa: E402
+from _common import metadata, named_graph, timed, write_json_atomic  # noqa: E402
 
 from fastapsp.io import read_graph  # noqa: E402
 from fastapsp.partition import make_partition, partition_graph  # noqa: E402
@@ -85,7 +85,7 @@ def bench(graph, name: str, k: int, *, seed: int, imbalance: float, flow_passes:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--graph", required=True, metavar="NAME=PATH", help="graph name and file")
+    parser.add_argument("--graph", required=True, type=named_graph, metavar="NAME=PATH", help="graph name and file")
     parser.add_argument("--k", type=int, required=True, help="number of parts")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--imbalance", type=float, default=0.03)
@@ -95,10 +95,7 @@ def main(argv=None) -> int:
                         help="processes for the pairwise cuts (default: FASTAPSP_REFINE_WORKERS, else the CPUs)")
     parser.add_argument("--out", required=True, help="JSON file to write")
     args = parser.parse_args(argv)
-    name, sep, path = args.graph.partition("=")
-    if not sep or not Path(path).is_file():
-        print(f"refine_bench: --graph: expected NAME=PATH of an existing file, found {args.graph!r}", file=sys.stderr)
-        return 2
+    name, path = args.graph
     if args.k < 2:
         print(f"refine_bench: --k: {args.k} is below 2", file=sys.stderr)
         return 2

@@ -26,7 +26,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from _common import RESULTS, write_result  # noqa: E402
+from _common import RESULTS, named_graph, write_result  # noqa: E402
 
 
 def bands(graph, pieces: int) -> tuple[np.ndarray, float]:
@@ -64,7 +64,7 @@ def shares(k: int, sizes) -> np.ndarray:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graph", required=True, help="NAME=PATH")
+    parser.add_argument("--graph", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("-k", type=int, required=True)
     parser.add_argument("--pieces", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--cuts", nargs="+", choices=["bands", "metis"], default=["bands", "metis"])
@@ -74,7 +74,7 @@ def main() -> int:
     from fastapsp import read_graph
     from fastapsp.partition import make_partition, partition_graph
 
-    name, path = args.graph.split("=", 1)
+    name, path = args.graph
     graph = read_graph(path)
     start = time.perf_counter()
     whole = partition_graph(graph, args.k, "metis")

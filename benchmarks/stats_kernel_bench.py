@@ -28,7 +28,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from _common import RESULTS, event_seconds, write_result  # noqa: E402
+from _common import RESULTS, event_seconds, named_graph, write_result  # noqa: E402
 
 VARIANTS = {  # name: extra -D options (on top of STATS_INTEGER for integer graphs)
     "full": (),
@@ -69,7 +69,7 @@ def ball(graph, rows: int, start: int) -> np.ndarray:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graph", required=True, help="NAME=PATH")
+    parser.add_argument("--graph", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--start", type=int, default=0, help="first vertex of the ball")
     parser.add_argument("--repeat", type=int, default=5)
@@ -89,7 +89,7 @@ def main() -> int:
     from fastapsp.reductions_gpu import GpuStats
     from fastapsp.stages import boundary_sssp
 
-    name, path = args.graph.split("=", 1)
+    name, path = args.graph
     graph = read_graph(path)
     sources = ball(graph, args.rows, args.start)
     indptr, indices, weights = device_csr(graph, cp)
