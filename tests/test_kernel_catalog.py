@@ -19,7 +19,7 @@ import pytest
 
 import fastapsp
 from fastapsp.backend import gpu_count
-from fastapsp.kernels import KERNEL_DIR, kernel_source, loaded_modules
+from fastapsp.kernels import KERNEL_DIR, kernel_source, loaded_modules, module_code
 from fastapsp.kernels.catalog import variants
 
 from cli_util import DATA, cli_env, run_cli
@@ -45,6 +45,22 @@ def test_every_variant_names_a_kernel_of_an_existing_file():
 def test_each_module_is_listed_once():
     keys = [v.key() for v in variants()]
     assert len(keys) == len(set(keys))
+
+
+def test_every_module_compiles_with_the_same_options():
+    # CuPy checks its compiler once a process per distinct set of options: the variants' macros go in
+    # their text, so every module shares one set and differs in its text only.
+    codes, options = set(), set()
+    for v in variants():
+        file, flags, _ = v.key()
+        code, opts = module_code(file, flags)
+        codes.add(code)
+        options.add(opts)
+        for flag in flags:  # each -D flag is a #define before the source, as the command line defines it
+            name, equals, value = flag[2:].partition("=")
+            assert f"#define {name} {value if equals else 1}\n" in code.split("#line 1\n")[0] + "\n", (v, flag)
+    assert len(options) == 1, options
+    assert len(codes) == len({v.key()[:2] for v in variants()})  # one text per module of the catalog
 
 
 def test_every_kernel_file_the_package_launches_is_in_the_catalog():
