@@ -279,3 +279,20 @@ def test_profile_ranks_writes_the_phases_and_the_profile(tmp_path):
     assert phases[0] == "reading the graph" and phases[-1] == "END"
     assert {"choosing the backend", "choosing k", "partitioning", "computing the components"} <= set(phases)
     assert "cumulative" in text and "make_plan" in text
+
+
+# ------------------------------------------------------------ the benchmarks' --graph NAME=PATH
+@pytest.mark.parametrize("script", ["library_bench.py", "boundary_laws.py", "graph_cache_bench.py", "refine_bench.py"])
+def test_benchmarks_refuse_a_malformed_graph_in_one_line(script, tmp_path):
+    for spec, message in (("no-equals-sign", "expected NAME=PATH"), (f"g={tmp_path / 'missing.mtx'}", "no such file")):
+        proc = run([sys.executable, str(BENCH / script), "--graph", spec])
+        assert proc.returncode == 2, proc.stderr
+        assert "argument --graph" in proc.stderr and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_named_graph_splits_at_the_first_equals_sign(tmp_path):
+    from _common import named_graph
+
+    path = tmp_path / "a=b.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n1 1 0\n")
+    assert named_graph(f"x={path}") == ("x", str(path))
