@@ -20,6 +20,7 @@ of once per variant a run loads.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -37,8 +38,11 @@ _modules: dict = {}
 _functions: dict = {}
 
 
+@functools.lru_cache(maxsize=None)
 def kernel_source(file: str) -> str:
     """Text of kernel file ``file`` with its local ``#include "x.cuh"`` lines inlined (each once).
+
+    Read once a process: every module of the file (one per variant) and the build stamp's hash use it.
 
     Raises
     ------
