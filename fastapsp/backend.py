@@ -7,7 +7,6 @@ then takes its array module from the arrays it is given.
 from __future__ import annotations
 
 import functools
-
 import os
 
 import numpy as np

@@ -326,8 +326,9 @@ class StatsAccumulator:
             row_sum, row_reach, row_harm = row_sum + col_sum, row_reach + col_reach, row_harm + col_harm
             row_max = xp.maximum(row_max, col_max)
             col_sum, col_reach, col_harm = row_sum, row_reach, row_harm
-        row_reach = row_reach - xp.asarray(diagonal)
-        col_reach = col_reach - xp.asarray(diagonal)
+        on_diagonal = xp.asarray(diagonal)  # one copy to the device where the arrays are there
+        row_reach = row_reach - on_diagonal
+        col_reach = col_reach - on_diagonal
         hist = hist.copy()
         if hist.size:
             hist[0] -= int(diagonal.sum())
@@ -354,12 +355,13 @@ class StatsAccumulator:
         per-vertex arrays where they are when ``on_device``, else copied to the host."""
         while self.level < level:
             self._double_width()
-        arrays = (self.row_sum, self.col_sum, self.row_reach, self.col_reach, self.row_harm, self.col_harm,
-                  self.row_max, self.hist, self.diagonal, self.col_max)
-        host = [a.get() if hasattr(a, "get") else np.array(a) for a in (self.hist, self.diagonal)]
-        if on_device:
-            return [*arrays[:7], *host, arrays[9]]
-        return [a.get() if hasattr(a, "get") else np.array(a) for a in arrays]
+        def host(a):
+            return a.get() if hasattr(a, "get") else np.array(a)
+
+        vertex = host if not on_device else (lambda a: a)
+        per_vertex = (self.row_sum, self.col_sum, self.row_reach, self.col_reach, self.row_harm, self.col_harm,
+                      self.row_max)
+        return [*map(vertex, per_vertex), host(self.hist), host(self.diagonal), vertex(self.col_max)]
 
 
 def _to_host(vertex: dict) -> dict:
