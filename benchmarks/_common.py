@@ -269,11 +269,6 @@ def write_result(obj, folder="benchmarks/results", name: str | None = None) -> P
     return write_json_atomic(folder / name, obj)
 
 
-if __name__ == "__main__":  # print this machine's metadata
-    json.dump(metadata(), sys.stdout, indent=2)
-    print()
-
-
 def named_graph(text: str) -> tuple[str, str]:
     """``argparse`` type of the benchmarks' ``--graph NAME=PATH``: ``(NAME, PATH)``, or a one-line error
     when the form is wrong or PATH is not a file."""
@@ -283,3 +278,8 @@ def named_graph(text: str) -> tuple[str, str]:
     if not os.path.isfile(path):
         raise argparse.ArgumentTypeError(f"{path}: no such file")
     return name, path
+
+
+if __name__ == "__main__":  # print this machine's metadata
+    json.dump(metadata(), sys.stdout, indent=2)
+    print()
