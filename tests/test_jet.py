@@ -386,6 +386,16 @@ def assert_tables_empty(g):
     assert np.all(keys == -1) and not sums.any()
 
 
+def assert_same_contraction(xp, g, mate, **kernels):
+    """_contract with the kernels (``kernels`` empty) and on the array-op path: the same coarse level and map."""
+    fine_a, fine_b = (_Level(xp, g.indptr, g.indices, g.eweights, g.vweights) for _ in range(2))
+    got, want = _contract(xp, fine_a, mate, **kernels), array_path(_contract, xp, fine_b, mate)
+    for name in ("indptr", "indices", "eweights", "vweights", "rows"):
+        np.testing.assert_array_equal(host(getattr(got, name)), host(getattr(want, name)), err_msg=name)
+    np.testing.assert_array_equal(host(fine_a.coarse_map), host(fine_b.coarse_map))
+    assert got.n == want.n and got.m == want.m
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
 def test_host_built_kernels_match_array_path(on_host_kernels, seed):
     g, labels, rng = weighted_level(seed)
@@ -395,6 +405,8 @@ def test_host_built_kernels_match_array_path(on_host_kernels, seed):
     for cap in (2, 3, 5):
         np.testing.assert_array_equal(_heavy_edge_matching(np, g, cap, seed), array_path(_heavy_edge_matching, np, g,
                                                                                          cap, seed))
+        assert_same_contraction(np, g, array_path(_match, np, g, cap, seed, 1))
+    assert_same_contraction(np, g, np.full(g.n, -1, np.int64))  # nothing matched: the same graph
     sizes = _part_weights(np, labels, g.vweights, 5)
     np.testing.assert_array_equal(sizes, array_path(_part_weights, np, labels, g.vweights, 5))
     locked = rng.random(g.n) < 0.2
@@ -481,6 +493,7 @@ def test_gpu_kernels_match_array_path(xp, seed):
     same(both(_heaviest_neighbour, xp, gd, allowed, 99))
     for cap in (2, 3, 5):
         same(both(_heavy_edge_matching, xp, gd, cap, seed))
+        assert_same_contraction(xp, gd, _match(xp, gd, cap, seed, 1, kernels=False))
     same(both(_part_weights, xp, ld, gd.vweights, 5))
     sizes = _part_weights(xp, ld, gd.vweights, 5)
     locked = xp.asarray(rng.random(g.n) < 0.2)

@@ -486,6 +486,27 @@ def test_assemble_row_block_errors(xp):
         assemble_row_block(xp.zeros((2, 5)), rows, xp.zeros((2, 2)), xp.asarray([0, 3, 4]), 1)
 
 
+@pytest.mark.gpu
+def test_copy_rows_cuda_copies_views_and_declines_what_it_cannot():
+    """copy_rows_cuda copies a column slice into rows of a wider buffer, and leaves other cases untouched."""
+    cp = pytest.importorskip("cupy")
+    from fastapsp.stages._cuda import copy_rows_cuda
+
+    src = cp.arange(6 * 40, dtype=cp.float32).reshape(6, 40)
+    dst = cp.full((9, 25), -1.0, dtype=cp.float32)
+    assert copy_rows_cuda(dst[2:8, 3:20], src[:, 11:28])
+    expected = np.full((9, 25), -1.0, dtype=np.float32)
+    expected[2:8, 3:20] = host(src)[:, 11:28]
+    np.testing.assert_array_equal(host(dst), expected)
+    assert copy_rows_cuda(dst[:1, :5], src[5:6, :5])  # one row: no pitch to read
+    np.testing.assert_array_equal(host(dst)[0, :5], host(src)[5, :5])
+    before = host(dst).copy()
+    assert not copy_rows_cuda(dst[:2, :4], src[:2, :4].astype(cp.float64))  # dtypes differ
+    assert not copy_rows_cuda(dst[:2, ::2], src[:2, :13])  # rows not unit-strided
+    assert not copy_rows_cuda(dst[2:0:-1, :4], src[:2, :4])  # rows in reverse
+    np.testing.assert_array_equal(host(dst), before)
+
+
 def test_min_plus_into_scattered_rows():
     """out_rows: row i of the product lands in row out_rows[i]; the other rows stay; accumulate keeps the minimum."""
     rng = np.random.default_rng(21)

@@ -353,6 +353,69 @@ extern "C" __global__ void jet_rebalance_rows(const i64* __restrict__ dest, cons
     row[4] = vweights[v];
 }
 
+// _contract, in four steps around two cumulative sums and one sort done by the caller:
+// jet_leaders marks the vertex of each matched pair (or single vertex) that names
+// its coarse vertex, the smaller id; the inclusive sum of the marks numbers the
+// coarse vertices in that order.
+extern "C" __global__ void jet_leaders(const i64* __restrict__ mate, i64 n, i64* __restrict__ leader) {
+    const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    const i64 m = mate[v];
+    leader[v] = (m < 0 || v <= m) ? 1 : 0;
+}
+
+// jet_coarse_map: every vertex's coarse vertex (numbered by the sum of the marks),
+// and each coarse vertex's weight, written by its leader.
+extern "C" __global__ void jet_coarse_map(const i64* __restrict__ mate, const i64* __restrict__ numbered,
+                                          const i64* __restrict__ vweights, i64 n, i64* __restrict__ cmap,
+                                          i64* __restrict__ cweights) {
+    const i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    const i64 m = mate[v];
+    const i64 lead = (m < 0 || v <= m) ? v : m;
+    const i64 c = numbered[lead] - 1;
+    cmap[v] = c;
+    if (lead == v) cweights[c] = vweights[v] + ((m >= 0 && m != v) ? vweights[m] : 0);
+}
+
+// jet_coarse_keys: the key coarse_row * nc + coarse_column of every arc, or the
+// largest i64 for an arc inside one coarse vertex (it sorts last and is dropped).
+extern "C" __global__ void jet_coarse_keys(const i64* __restrict__ rows, const i64* __restrict__ indices,
+                                           const i64* __restrict__ cmap, i64 m, i64 nc, i64* __restrict__ key) {
+    const i64 e = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= m) return;
+    const i64 cu = cmap[rows[e]], cv = cmap[indices[e]];
+    key[e] = cu == cv ? 0x7FFFFFFFFFFFFFFFLL : cu * nc + cv;
+}
+
+// jet_coarse_starts: 1 where a run of equal sorted keys begins (not for the dropped arcs).
+extern "C" __global__ void jet_coarse_starts(const i64* __restrict__ key, i64 m, i64* __restrict__ start) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    start[i] = (key[i] != 0x7FFFFFFFFFFFFFFFLL && (i == 0 || key[i] != key[i - 1])) ? 1 : 0;
+}
+
+// jet_coarse_arcs: the coarse arcs from the sorted keys and weights; ``numbered`` is
+// the inclusive sum of the starts, so arc numbered[i] - 1 gathers run i.  The weights
+// of a run add up (cweights and rowcount start at 0), the row's arc count too.
+extern "C" __global__ void jet_coarse_arcs(const i64* __restrict__ key, const i64* __restrict__ w,
+                                           const i64* __restrict__ numbered, i64 m, i64 nc, i64* __restrict__ crows,
+                                           i64* __restrict__ ccols, i64* __restrict__ cweights,
+                                           i64* __restrict__ rowcount) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const i64 k = key[i];
+    if (k == 0x7FFFFFFFFFFFFFFFLL) return;
+    const i64 a = numbered[i] - 1;
+    atomicAdd((u64*)(cweights + a), (u64)w[i]);
+    if (i == 0 || key[i - 1] != k) {
+        const i64 r = k / nc;
+        crows[a] = r;
+        ccols[a] = k - r * nc;
+        atomicAdd((u64*)(rowcount + r), (u64)1);
+    }
+}
+
 // _apply_moves: vertex verts[i] goes to part to[i] (labels updated in place, each
 // vertex at most once in the list) and the part weights follow.
 extern "C" __global__ void jet_apply_moves(const i64* __restrict__ verts, const i64* __restrict__ to,

@@ -168,7 +168,7 @@ def _first_per_key(xp, keys, *tiebreaks):
 class _Level:
     """One graph of the hierarchy: CSR with edge weights, vertex weights, and the map to the next coarser one."""
 
-    def __init__(self, xp, indptr, indices, eweights, vweights):
+    def __init__(self, xp, indptr, indices, eweights, vweights, rows=None):
         # Not copied when already int64: levels never change their arrays.
         self.indptr = indptr.astype(xp.int64, copy=False)
         self.indices = indices.astype(xp.int64, copy=False)
@@ -176,7 +176,7 @@ class _Level:
         self.vweights = vweights.astype(xp.int64, copy=False)
         self.n = int(indptr.shape[0]) - 1
         self.m = int(indices.shape[0])
-        self.rows = _rows(xp, self.indptr, self.m)
+        self.rows = _rows(xp, self.indptr, self.m) if rows is None else rows  # the row of every arc
         self.coarse_map = None
         self._tables = None
 
@@ -280,9 +280,16 @@ def _match(xp, g: _Level, cap: int, seed: int, level: int, *, kernels: bool = Tr
     return mate
 
 
-def _contract(xp, g: _Level, mate):
-    """The coarse graph of a matching; sets ``g.coarse_map``."""
+def _contract(xp, g: _Level, mate, *, kernels: bool = True):
+    """The coarse graph of a matching; sets ``g.coarse_map``.
+
+    Coarse vertices are numbered in the order of their smaller fine vertex; a
+    coarse row lists its neighbours in increasing order, each once, with the
+    weights of the fine arcs between the two added up.
+    """
     n = g.n
+    if _kernels(xp, kernels) and n:  # five kernels, two sums, one sort, two reads of a size
+        return _contract_kernels(xp, g, mate)
     me = xp.arange(n, dtype=xp.int64)
     mate = xp.where(mate < 0, me, mate)
     leader = xp.minimum(me, mate)
@@ -311,6 +318,33 @@ def _contract(xp, g: _Level, mate):
     indptr[1:] = xp.cumsum(_count(xp, crow, nc))
     g.coarse_map = cmap
     return _Level(xp, indptr, ccol, weights, vw)
+
+
+def _contract_kernels(xp, g: _Level, mate):
+    """:func:`_contract` by the kernels of jet.cu: the same coarse graph."""
+    n, m = g.n, g.m
+    mate = xp.ascontiguousarray(mate, dtype=xp.int64)
+    numbered = xp.empty(n, dtype=xp.int64)
+    _launch("jet_leaders", n, mate, np.int64(n), numbered)
+    numbered = xp.cumsum(numbered)
+    nc = int(numbered[-1])
+    cmap, vw = xp.empty(n, dtype=xp.int64), xp.empty(nc, dtype=xp.int64)
+    _launch("jet_coarse_map", n, mate, numbered, g.vweights, np.int64(n), cmap, vw)
+    key = xp.empty(m, dtype=xp.int64)
+    _launch("jet_coarse_keys", m, g.rows, g.indices, cmap, np.int64(m), np.int64(nc), key)
+    order = xp.argsort(key)  # equal keys need no order: their weights are added
+    key, w = key[order], g.eweights[order]
+    start = xp.empty(m, dtype=xp.int64)
+    _launch("jet_coarse_starts", m, key, np.int64(m), start)
+    start = xp.cumsum(start)
+    arcs = int(start[-1]) if m else 0
+    crow, ccol = xp.empty(arcs, dtype=xp.int64), xp.empty(arcs, dtype=xp.int64)
+    weights, count = xp.zeros(arcs, dtype=xp.int64), xp.zeros(nc, dtype=xp.int64)
+    _launch("jet_coarse_arcs", m, key, w, start, np.int64(m), np.int64(nc), crow, ccol, weights, count)
+    indptr = xp.zeros(nc + 1, dtype=xp.int64)
+    xp.cumsum(count, out=indptr[1:])
+    g.coarse_map = cmap
+    return _Level(xp, indptr, ccol, weights, vw, rows=crow)
 
 
 # ------------------------------------------------------------------ refinement
@@ -619,7 +653,7 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
         g = levels[-1]
         # No coarse vertex heavier than 1.5 times an average vertex of the coarsest graph.
         cap = max(2, int(1.5 * n / target))
-        coarse = _contract(xp, g, _match(xp, g, cap, seed, len(levels), kernels=kernels))
+        coarse = _contract(xp, g, _match(xp, g, cap, seed, len(levels), kernels=kernels), kernels=kernels)
         if coarse.n > SHRINK_AT_LEAST * g.n:
             g.coarse_map = None
             break

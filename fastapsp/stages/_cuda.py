@@ -23,6 +23,7 @@ __all__ = [
     "blocked_floyd_warshall_batch_cuda",
     "min_plus_cuda",
     "assemble_interior_cuda",
+    "copy_rows_cuda",
     "row_major",
     "MAX_GRID_Y",
 ]
@@ -409,6 +410,33 @@ def assemble_interior_cuda(out, matrix, vertices, n_boundary, column_start, widt
     kernel(((c + _THREADS - 1) // _THREADS, interior), (_THREADS,),
            (matrix, np.int32(c), np.int32(n_boundary), vertices, np.int64(column_start), np.int64(width), out,
             np.int64(ld), np.int32(bool(minimum)), rowoff))
+    return True
+
+
+def copy_rows_cuda(dst, src) -> bool:
+    """``dst[...] = src`` for 2-D arrays of one dtype with unit-strided rows, by one ``cudaMemcpy2DAsync``.
+
+    CuPy's elementwise copy of a strided view is a kernel compiled per dtype
+    pair and per index width: a view spanning more than 2**31 elements of
+    device memory (the boundary rows of a million-vertex graph) takes a 64-bit
+    variant that small graphs never make, compiled inside a run.  A 2-D memory
+    copy launches no compiled kernel.  False, with nothing done, where it does
+    not apply (other dtypes or shapes, rows not unit-strided, negative strides).
+    """
+    import cupy as cp
+
+    if dst.shape != src.shape or dst.ndim != 2 or dst.dtype != src.dtype:
+        return False
+    rows, cols = dst.shape
+    if rows == 0 or cols == 0:
+        return True
+    item = dst.itemsize
+    for x in (dst, src):
+        if (cols > 1 and x.strides[1] != item) or (rows > 1 and x.strides[0] < cols * item):
+            return False
+    pitch = [x.strides[0] if rows > 1 else cols * item for x in (dst, src)]
+    cp.cuda.runtime.memcpy2DAsync(dst.data.ptr, pitch[0], src.data.ptr, pitch[1], cols * item, rows,
+                                  cp.cuda.runtime.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
     return True
 
 

@@ -62,10 +62,14 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
     vertices = xp.asarray(vertices)
     if vertices.shape != (c,):
         raise ValueError(f"vertices: expected {c} ids, found shape {vertices.shape}")
-    block[:n_boundary] = boundary_rows[:, column_start : column_start + width]
-    if xp is not np:
-        from ._cuda import assemble_interior_cuda
+    head, rows = block[:n_boundary], boundary_rows[:, column_start : column_start + width]
+    if xp is np:
+        head[...] = rows
+    else:
+        from ._cuda import assemble_interior_cuda, copy_rows_cuda
 
+        if not copy_rows_cuda(head, rows):
+            head[...] = rows
         if assemble_interior_cuda(block, matrix, vertices, n_boundary, column_start, width, minimum):
             return block
     inside = (vertices >= column_start) & (vertices < column_start + width)
