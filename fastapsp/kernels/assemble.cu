@@ -6,6 +6,7 @@
 // the smaller of the two (boundary-graph method: M holds paths inside the component only).
 // rowoff (may be null): row a of the block lies at block + rowoff[a] (the component's rows of a
 // result kept whole on the device, fastapsp/stages/assemble.py's assemble_in_result).
+// copy_rows moves the boundary rows' columns into the block's first rows.
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -21,4 +22,18 @@ assemble_interior(const REAL* M, int c, int n_boundary, const long long* vertice
     const REAL v = M[a * c + j];
     REAL* out = block + (rowoff ? rowoff[a] : a * ld) + col;
     if (!take_min || v < *out) *out = v;
+}
+
+// dst[r * ldd + j] = src[r * lds + j] for r < rows, j < cols, with 64-bit offsets (a view of the
+// boundary rows of a large graph spans more than 2^31 elements).  Grid: (x, y) blocks of 256
+// threads striding over the columns (x) and the rows (y).
+extern "C" __global__ void __launch_bounds__(256)
+copy_rows(const REAL* src, long long lds, REAL* dst, long long ldd, long long rows, long long cols)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+        const REAL* from = src + r * lds;
+        REAL* to = dst + r * ldd;
+        for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += stride) to[j] = from[j];
+    }
 }

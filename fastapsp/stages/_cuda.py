@@ -414,29 +414,29 @@ def assemble_interior_cuda(out, matrix, vertices, n_boundary, column_start, widt
 
 
 def copy_rows_cuda(dst, src) -> bool:
-    """``dst[...] = src`` for 2-D arrays of one dtype with unit-strided rows, by one ``cudaMemcpy2DAsync``.
+    """``dst[...] = src`` for 2-D float32 or float64 arrays of one dtype with unit-strided rows, by
+    ``copy_rows`` of ``assemble.cu`` (built with the other kernels).
 
     CuPy's elementwise copy of a strided view is a kernel compiled per dtype
     pair and per index width: a view spanning more than 2**31 elements of
     device memory (the boundary rows of a million-vertex graph) takes a 64-bit
-    variant that small graphs never make, compiled inside a run.  A 2-D memory
-    copy launches no compiled kernel.  False, with nothing done, where it does
-    not apply (other dtypes or shapes, rows not unit-strided, negative strides).
+    variant that small graphs never make, compiled inside a run.  False, with
+    nothing done, where this does not apply (other dtypes or shapes, rows not
+    unit-strided, negative strides).
     """
-    import cupy as cp
-
-    if dst.shape != src.shape or dst.ndim != 2 or dst.dtype != src.dtype:
+    if dst.shape != src.shape or dst.ndim != 2 or dst.dtype != src.dtype or dst.dtype != _real(dst.dtype):
         return False
     rows, cols = dst.shape
     if rows == 0 or cols == 0:
         return True
     item = dst.itemsize
     for x in (dst, src):
-        if (cols > 1 and x.strides[1] != item) or (rows > 1 and x.strides[0] < cols * item):
+        if (cols > 1 and x.strides[1] != item) or (rows > 1 and x.strides[0] < cols * item) or x.strides[0] % item:
             return False
-    pitch = [x.strides[0] if rows > 1 else cols * item for x in (dst, src)]
-    cp.cuda.runtime.memcpy2DAsync(dst.data.ptr, pitch[0], src.data.ptr, pitch[1], cols * item, rows,
-                                  cp.cuda.runtime.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
+    lds, ldd = (x.strides[0] // item if rows > 1 else cols for x in (src, dst))
+    grid = (min(-(-cols // _THREADS), 1024), min(rows, MAX_GRID_Y))
+    get_kernel("assemble.cu", "copy_rows", dst.dtype)(grid, (_THREADS,), (src, np.int64(lds), dst, np.int64(ldd),
+                                                                          np.int64(rows), np.int64(cols)))
     return True
 
 
