@@ -26,14 +26,29 @@ assemble_interior(const REAL* M, int c, int n_boundary, const long long* vertice
 
 // dst[r * ldd + j] = src[r * lds + j] for r < rows, j < cols, with 64-bit offsets (a view of the
 // boundary rows of a large graph spans more than 2^31 elements).  Grid: (x, y) blocks of 256
-// threads striding over the columns (x) and the rows (y).
+// threads striding over the rows (y) and the columns (x), each thread moving COPY_ILP values
+// 256 apart per step, all loaded before any is stored (loads in flight, as a bandwidth-bound
+// copy wants).
+#define COPY_ILP 4
 extern "C" __global__ void __launch_bounds__(256)
 copy_rows(const REAL* src, long long lds, REAL* dst, long long ldd, long long rows, long long cols)
 {
-    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long step = (long long)gridDim.x * blockDim.x * COPY_ILP;
     for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
         const REAL* from = src + r * lds;
         REAL* to = dst + r * ldd;
-        for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += stride) to[j] = from[j];
+        for (long long j = (long long)blockIdx.x * blockDim.x * COPY_ILP + threadIdx.x; j < cols; j += step) {
+            REAL v[COPY_ILP];
+#pragma unroll
+            for (int u = 0; u < COPY_ILP; ++u) {
+                const long long c = j + (long long)u * blockDim.x;
+                if (c < cols) v[u] = from[c];
+            }
+#pragma unroll
+            for (int u = 0; u < COPY_ILP; ++u) {
+                const long long c = j + (long long)u * blockDim.x;
+                if (c < cols) to[c] = v[u];
+            }
+        }
     }
 }

@@ -30,6 +30,7 @@ __all__ = [
 
 _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
+_COPY_ILP = 4  # values a thread of assemble.cu's copy_rows moves per step (COPY_ILP)
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
 _U16_MIN_K = 64  # shortest inner dimension given to the packed product
 _SMALLK_MAX_K = {np.dtype(np.float32): 32, np.dtype(np.float64): 16}  # of min_plus_smallk.cu (SK_MAXK)
@@ -434,7 +435,7 @@ def copy_rows_cuda(dst, src) -> bool:
         if (cols > 1 and x.strides[1] != item) or (rows > 1 and x.strides[0] < cols * item) or x.strides[0] % item:
             return False
     lds, ldd = (x.strides[0] // item if rows > 1 else cols for x in (src, dst))
-    grid = (min(-(-cols // _THREADS), 1024), min(rows, MAX_GRID_Y))
+    grid = (min(-(-cols // (_THREADS * _COPY_ILP)), 1024), min(rows, MAX_GRID_Y))
     get_kernel("assemble.cu", "copy_rows", dst.dtype)(grid, (_THREADS,), (src, np.int64(lds), dst, np.int64(ldd),
                                                                           np.int64(rows), np.int64(cols)))
     return True
