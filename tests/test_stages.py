@@ -486,6 +486,18 @@ def test_assemble_row_block_errors(xp):
         assemble_row_block(xp.zeros((2, 5)), rows, xp.zeros((2, 2)), xp.asarray([0, 3, 4]), 1)
 
 
+def test_leading_dimension_of_the_layouts_the_kernels_take():
+    """Rows unit-strided, in order and apart by at least a row: their distance in elements; else None."""
+    from fastapsp.stages._cuda import _leading_dimension
+
+    a = np.zeros((6, 40), np.float32)
+    assert _leading_dimension(a) == 40 and _leading_dimension(a[:, 11:28]) == 40  # a column slice keeps its rows
+    assert _leading_dimension(a[::2]) == 80 and _leading_dimension(a[:1, :5]) == 5  # one row: its own width
+    assert _leading_dimension(np.zeros((3, 1), np.float64)) == 1
+    for view in (a[:, ::2], a[::-1], a.T, np.lib.stride_tricks.as_strided(a, (3, 40), (4, 4))):
+        assert _leading_dimension(view) is None  # strided rows, reversed, columns, overlapping rows
+
+
 @pytest.mark.gpu
 def test_copy_rows_cuda_copies_views_and_declines_what_it_cannot():
     """copy_rows_cuda copies a column slice into rows of a wider buffer, and leaves other cases untouched."""

@@ -90,18 +90,25 @@ def _real(dtype):
     return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
 
 
+def _leading_dimension(x):
+    """The distance in elements between the rows of 2-D ``x`` when they are unit-strided, in order and
+    do not overlap (``max(cols, 1)`` for one row), else None: the layout the kernels read and write."""
+    rows, cols = x.shape
+    item = x.itemsize
+    if (cols > 1 and x.strides[1] != item) or x.strides[0] < 0 or x.strides[0] % item:
+        return None
+    ld = x.strides[0] // item if rows > 1 else max(cols, 1)
+    return ld if ld >= cols else None
+
+
 def row_major(x, dtype):
     """``(array, leading dimension)`` with unit-strided rows of ``dtype``, copying only when needed."""
     import cupy as cp
 
-    rows, cols = x.shape
-    item = x.itemsize
-    if x.dtype == dtype and (cols <= 1 or x.strides[1] == item) and x.strides[0] >= 0 and x.strides[0] % item == 0:
-        ld = x.strides[0] // item if rows > 1 else max(cols, 1)
-        if ld >= cols:
-            return x, ld
-    x = cp.ascontiguousarray(x, dtype=dtype)
-    return x, max(cols, 1)
+    ld = _leading_dimension(x) if x.dtype == dtype else None
+    if ld is not None:
+        return x, ld
+    return cp.ascontiguousarray(x, dtype=dtype), max(x.shape[1], 1)
 
 
 # ---------------------------------------------------------------- min-plus
@@ -425,16 +432,14 @@ def copy_rows_cuda(dst, src) -> bool:
     nothing done, where this does not apply (other dtypes or shapes, rows not
     unit-strided, negative strides).
     """
-    if dst.shape != src.shape or dst.ndim != 2 or dst.dtype != src.dtype or dst.dtype != _real(dst.dtype):
+    if dst.shape != src.shape or dst.ndim != 2 or dst.dtype != src.dtype or dst.dtype not in (np.float32, np.float64):
         return False
     rows, cols = dst.shape
     if rows == 0 or cols == 0:
         return True
-    item = dst.itemsize
-    for x in (dst, src):
-        if (cols > 1 and x.strides[1] != item) or (rows > 1 and x.strides[0] < cols * item) or x.strides[0] % item:
-            return False
-    lds, ldd = (x.strides[0] // item if rows > 1 else cols for x in (src, dst))
+    lds, ldd = _leading_dimension(src), _leading_dimension(dst)
+    if lds is None or ldd is None:
+        return False
     grid = (min(-(-cols // (_THREADS * _COPY_ILP)), 1024), min(rows, MAX_GRID_Y))
     get_kernel("assemble.cu", "copy_rows", dst.dtype)(grid, (_THREADS,), (src, np.int64(lds), dst, np.int64(ldd),
                                                                           np.int64(rows), np.int64(cols)))
