@@ -125,13 +125,53 @@ def test_local_closures_by_searches_equal_numpy(xp, dtype, directed, wide, warm,
     assert float(path[np.isfinite(path)].max()) == 199.0  # the path's two ends
     if xp is not np:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(_cuda, "BFS_CLOSURE_MAX", 100)
+            patch.setattr(_cuda, "bfs_closure_max", lambda: 100)
             again = close_components(*arrays, part, wanted, dtype=dtype, unit_weights=True, host_csr=host_csr)
             for p in want:
                 np.testing.assert_array_equal(host(again[p]), want[p], err_msg=f"component {p}")
             with pytest.raises(ValueError, match="searches"):
                 _cuda.build_local_batch_cuda(*arrays, part, [12], dtype, searches=True, host_csr=host_csr,
                                              local_on_device=warm)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("directed", [False, True])
+def test_local_closures_by_searches_past_default_shared_memory(xp, directed):
+    """A component of 6,000 vertices (72 KB of the searches' shared memory, past the 48 KB a block gets
+    without opting in) beside one of 40, closed by breadth-first searches on the GPU: every distance as
+    SciPy's searches over the component's own arcs."""
+    if xp is np:
+        pytest.skip("the searches run on the GPU")
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
+    from fastapsp.stages import _cuda
+
+    rng = np.random.default_rng(5 + directed)
+    side = (75, 80)  # a grid of 6,000 vertices with a few arcs removed, and a path of 40
+    cells = np.arange(side[0] * side[1]).reshape(side)
+    src = np.concatenate([cells[:, :-1].ravel(), cells[:-1, :].ravel()])
+    dst = np.concatenate([cells[:, 1:].ravel(), cells[1:, :].ravel()])
+    keep = rng.random(src.size) > 0.05
+    src, dst = src[keep], dst[keep]
+    if directed:  # both ways mostly, one way for some
+        back = rng.random(src.size) > 0.2
+        src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
+    n = cells.size + 40
+    chain = np.arange(cells.size, n - 1)
+    src, dst = np.concatenate([src, chain]), np.concatenate([dst, chain + 1])
+    graph = Graph.from_edges(n, src, dst, np.ones(src.size), directed=directed)
+    labels = np.where(np.arange(n) < cells.size, 0, 1)
+    part = make_partition(graph, labels, 2, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    assert 12 * int(part.sizes.max()) > 48 * 1024 and _cuda.bfs_closure_max() >= int(part.sizes.max())
+    arrays = [xp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights)]
+    got = close_components(*arrays, part, [0, 1], dtype=np.float32, unit_weights=True,
+                           host_csr=(graph.indptr, graph.indices))
+    matrix = csr_matrix((graph.weights, graph.indices, graph.indptr), shape=(n, n))
+    for p in (0, 1):
+        vertices, _ = part.component(p)
+        want = shortest_path(matrix[vertices][:, vertices], method="D", directed=directed, unweighted=True)
+        np.testing.assert_array_equal(host(got[p]), want.astype(np.float32), err_msg=f"component {p}")
 
 
 @pytest.mark.parametrize("batch", [(1, 512 << 20), (3, 512 << 20), (128, 1)])

@@ -8,6 +8,7 @@ or its dtype differs from the result's.
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 
@@ -307,9 +308,27 @@ def build_component_matrix_cuda(indptr, indices, weights, vertices, n_boundary, 
     return matrix if kdtype == np.dtype(dtype) else matrix.astype(dtype)
 
 
-# Largest component closed by breadth-first searches (closure_bfs_batch): three 4-byte words a vertex of
-# shared memory, within the 48 KB a block gets without opting in.
-BFS_CLOSURE_MAX = 4096
+# Shared memory of closure_bfs_batch: three 4-byte words (frontier, visited, next) a vertex of the largest
+# component of a launch.
+BFS_BYTES_PER_VERTEX = 12
+_DEFAULT_SHARED = 48 * 1024  # what a block gets without opting in
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_per_block(device: int) -> int:
+    """Dynamic shared memory a block of ``device`` may opt in to (48 KB where the device says nothing)."""
+    from ..backend import _device_properties
+
+    return max(_DEFAULT_SHARED, int(_device_properties(device).get("sharedMemPerBlockOptin", 0)))
+
+
+def bfs_closure_max() -> int:
+    """Largest component the current device closes by breadth-first searches (``closure_bfs_batch``): as
+    many vertices as a block's shared memory holds with opt-in (19,370 on an H100 or H200, 4,096 within
+    the 48 KB of any device)."""
+    import cupy as cp
+
+    return _shared_per_block(cp.cuda.Device().id) // BFS_BYTES_PER_VERTEX
 
 
 def build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, *, searches=False,
@@ -317,7 +336,7 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     """``{p: matrix}``: every component of ``components`` over its own arcs (+inf elsewhere, zero
     diagonal), all built by one launch of ``build_local_batch`` into one buffer (the matrices are views
     of it, in the component's vertex order, boundary first).  ``searches`` (every arc weighs 1, every
-    component at most ``BFS_CLOSURE_MAX`` vertices): the matrices are the closures instead, made by
+    component at most :func:`bfs_closure_max` vertices): the matrices are the closures instead, made by
     breadth-first searches from every vertex (``closure_bfs_batch``, 32 a block, each filling its rows),
     over the arcs of ``host_csr`` (the graph's ``(indptr, indices)`` in host memory), their CSR of local ids
     made on the device with ``local_on_device``, else on the host (:func:`_local_csr`)."""
@@ -343,8 +362,9 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
     buffer = cp.empty(int(offsets[-1]), dtype=kdtype)
     row_vertex = order[first + rank]
     if searches:
-        if int(sizes.max()) > BFS_CLOSURE_MAX or host_csr is None:
-            raise ValueError(f"searches: a component of {int(sizes.max())} vertices (at most {BFS_CLOSURE_MAX}) "
+        most = bfs_closure_max()
+        if int(sizes.max()) > most or host_csr is None:
+            raise ValueError(f"searches: a component of {int(sizes.max())} vertices (at most {most}) "
                              f"and the host CSR ({'given' if host_csr is not None else 'missing'}) needed")
         lptr, lidx = _local_csr(host_csr, (indptr, indices), partition.labels, local_of, row_vertex,
                                 on_device=local_on_device)
@@ -353,10 +373,13 @@ def build_local_batch_cuda(indptr, indices, weights, partition, components, dtyp
         block_source = (32 * (np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per))).astype(np.int32)
         pointers = (buffer.data.ptr + offsets[:-1] * buffer.itemsize).astype(np.uint64)
         search = get_kernel("build.cu", "closure_bfs_batch", kdtype, index_dtype=itype)
+        shared = BFS_BYTES_PER_VERTEX * int(sizes.max())
+        if shared > _DEFAULT_SHARED and search.max_dynamic_shared_size_bytes < shared:
+            search.max_dynamic_shared_size_bytes = shared  # opt in (checked against the device above)
         search((block_comp.size,), (_THREADS,),
                (lptr, lidx, cp.asarray(np.cumsum(sizes) - sizes), cp.asarray(sizes, dtype=cp.int32),
                 cp.asarray(pointers), cp.asarray(block_comp), cp.asarray(block_source)),
-               shared_mem=12 * int(sizes.max()))
+               shared_mem=shared)
     else:
         row_c = np.repeat(sizes, sizes)
         row_start = np.repeat(offsets[:-1], sizes) + rank * row_c

@@ -98,8 +98,9 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
     Returns ``{p: L_p}`` with ``L_p`` of shape (c_p, c_p) in the component's
     vertex order (boundary first), on the array module of ``indptr``.  On the
     GPU, where every arc weighs 1 (``unit_weights``) and no component has more
-    than ``BFS_CLOSURE_MAX`` vertices, the closures are breadth-first searches
-    from every vertex (c (c + arcs) steps against Floyd-Warshall's c^3);
+    vertices than a block's shared memory holds (:func:`closes_by_searches`),
+    the closures are breadth-first searches from every vertex (c (c + arcs)
+    steps against Floyd-Warshall's c^3);
     elsewhere the blocked Floyd-Warshall.  The searches read the arcs from
     ``host_csr``, the graph's ``(indptr, indices)`` in host memory (without
     it, Floyd-Warshall), their CSR of local ids made on the device in a
@@ -135,10 +136,10 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
 def closes_by_searches(largest: int, *, unit_weights: bool) -> bool:
     """Whether :func:`close_components` closes on the GPU components of at most ``largest`` vertices by
     breadth-first searches from every vertex: where every arc weighs 1 and the largest fits the kernel's
-    shared memory (``BFS_CLOSURE_MAX``)."""
-    from ._cuda import BFS_CLOSURE_MAX
+    shared memory (:func:`fastapsp.stages._cuda.bfs_closure_max`)."""
+    from . import _cuda
 
-    return bool(unit_weights) and largest <= BFS_CLOSURE_MAX
+    return bool(unit_weights) and largest <= _cuda.bfs_closure_max()
 
 
 def levels_bytes(tree, partition, itemsize: int) -> int:
