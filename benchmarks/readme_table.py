@@ -35,8 +35,8 @@ END = "<!-- end of generated part -->"
 # several H200s of one host: pipeline.sh's part 1 (pipeline, pipeline-metis); both parts at one earlier
 # commit (one-gpu, one-gpu-metis); del20-unit and roadFLA with the widened level tree (one-gpu-level-tree);
 # one rank against two (two-gpus, two-gpus-del21); four ranks (four-gpus).
-PIPELINE = ("pipeline", "pipeline-metis", "one-gpu", "one-gpu-metis", "one-gpu-level-tree", "two-gpus",
-            "two-gpus-del21", "four-gpus")
+PIPELINE = ("pipeline", "pipeline-metis", "pipeline-h200-6691bbb", "pipeline-h200-c6b21a8", "one-gpu", "one-gpu-metis",
+            "one-gpu-level-tree", "two-gpus", "two-gpus-del21", "two-gpus-6691bbb", "four-gpus")
 
 
 def _num(value, digits: int = 2) -> str:
