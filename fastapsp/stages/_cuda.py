@@ -317,9 +317,9 @@ _DEFAULT_SHARED = 48 * 1024  # what a block gets without opting in
 @functools.lru_cache(maxsize=None)
 def _shared_per_block(device: int) -> int:
     """Dynamic shared memory a block of ``device`` may opt in to (48 KB where the device says nothing)."""
-    from ..backend import _device_properties
+    import cupy as cp
 
-    return max(_DEFAULT_SHARED, int(_device_properties(device).get("sharedMemPerBlockOptin", 0)))
+    return max(_DEFAULT_SHARED, int(cp.cuda.runtime.getDeviceProperties(device).get("sharedMemPerBlockOptin", 0)))
 
 
 def bfs_closure_max() -> int:
