@@ -69,6 +69,9 @@ def start_gpu_warmup(backend: str, ranks: int):
             if count and local is not None:
                 with cupy.cuda.Device(local % count):
                     cupy.cuda.runtime.free(0)  # creates the device's primary context
+                    from .kernels.catalog import load_compiler_checks
+
+                    load_compiler_checks(local % count)  # CuPy then finds its cached kernels compiling nothing
                     # CuPy's first ufunc call with a Python scalar imports cupyx's SciPy-like modules and
                     # SciPy's sparse module (a few tenths of a second): made here, beside the reading.
                     (cupy.zeros(1, dtype=cupy.int64) - 1).sum()

@@ -111,6 +111,41 @@ def test_build_into_an_empty_cache_then_nothing_to_build(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert "compile" not in report["stages"] and report["compile_seconds"] >= 0
     assert len([p for p in (tmp_path / "cache").iterdir() if p.suffix == ".cubin"]) >= len(cubins)
+    # The build's warm-up kept the compiler banners of the option sets it met: a fresh process that runs
+    # the command line compiles no empty program to find its cached kernels.
+    kept = list((tmp_path / "cache").glob("fastapsp-compiler-checks-sm_*.json"))
+    assert len(kept) == 1 and json.loads(kept[0].read_text())
+    probe = ("import runpy, sys; from cupy.cuda import compiler; calls = []; inner = compiler._preprocess\n"
+             "def counted(*a, **k):\n    calls.append(a[1]); return inner(*a, **k)\n"
+             "compiler._preprocess = counted\n"
+             "sys.argv = ['fastapsp', 'solve', sys.argv[1], '--backend', 'cupy', '-k', '8', '--output', 'none', "
+             "'--quiet']\n"
+             "try:\n    runpy.run_module('fastapsp', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print('EMPTY PROGRAMS', len(calls), calls)")
+    checked = subprocess.run([sys.executable, "-c", probe, str(DATA / "minnesota.mtx.gz")], env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 0, checked.stderr
+    assert "EMPTY PROGRAMS 0 " in checked.stdout, checked.stdout[-2000:]
+
+
+def test_compiler_checks_kept_and_read_back(tmp_path):
+    """The compiler banners CuPy learns per option set go to a JSON file and back: keys that are literals
+    only, entries a table already has kept as they are, a missing or broken file adding nothing."""
+    from fastapsp.kernels.catalog import read_checks, write_checks
+
+    key = ("90", ("-std=c++17", "-ftz=true"), (13, 0), "nvrtc", "-arch=compute_90")
+    table = {key: "// banner\n// Cuda compilation tools", ("90", object()): "not a literal", ("80",): 7}
+    path = str(tmp_path / "checks.json")
+    assert write_checks(path, table) == 1
+    fresh = {}
+    assert read_checks(path, fresh) == 1 and fresh == {key: table[key]}
+    mine = {key: "// another banner"}
+    assert read_checks(path, mine) == 0 and mine == {key: "// another banner"}
+    assert read_checks(str(tmp_path / "missing.json"), fresh) == 0
+    (tmp_path / "broken.json").write_text('[["(1, 2", "x"], ["not python", "y"], 3, [], "z"')
+    assert read_checks(str(tmp_path / "broken.json"), fresh) == 0
+    (tmp_path / "odd.json").write_text('[["(1, 2", "x"], ["not python", "y"], 3, [], ["(5,)", 6], ["(4,)", "ok"]]')
+    assert read_checks(str(tmp_path / "odd.json"), fresh) == 1 and fresh[(4,)] == "ok"
 
 
 @pytest.mark.gpu

@@ -42,7 +42,8 @@ import numpy as np
 
 from . import KERNEL_DIR, get_kernel, kernel_source, module_code, module_key
 
-__all__ = ["Variant", "variants", "build", "ensure_built", "mark_built", "cache_dir", "stamp_path", "kernel_cache_bytes"]
+__all__ = ["Variant", "variants", "build", "ensure_built", "mark_built", "cache_dir", "stamp_path", "kernel_cache_bytes",
+           "save_compiler_checks", "load_compiler_checks"]
 
 _MAX_JOBS = 16  # compiling processes at most (each holds a CUDA context while it compiles)
 
@@ -128,6 +129,76 @@ def _signature(device: int) -> str:
 def stamp_path(device: int = 0) -> str:
     """The stamp of a finished build for ``device``'s architecture (it may not exist)."""
     return os.path.join(cache_dir(), f"fastapsp-kernels-{_signature(device)}.json")
+
+
+# CuPy names a cached kernel by a hash that includes the compiler's version banner for the kernel's
+# options, which it learns once a process per option set by compiling an empty program (NVRTC, tens of
+# milliseconds each).  The build's warm-up keeps the banners it met beside the kernels; a process reads
+# them at its start, so finding its cached kernels compiles nothing.  The keys hold the architecture, the
+# options and the NVRTC version, so a banner of another compiler is never used.
+def _checks_path(device: int) -> str:
+    return os.path.join(cache_dir(), f"fastapsp-compiler-checks-{_architecture(device)}.json")
+
+
+def _compiler_checks():
+    """CuPy's in-process table of those banners (``None`` where this CuPy keeps none)."""
+    from cupy.cuda import compiler
+
+    table = getattr(compiler, "_empty_file_preprocess_cache", None)
+    return table if isinstance(table, dict) else None
+
+
+def write_checks(path: str, table: dict) -> int:
+    """Write ``table``'s entries whose key is a literal (tuples, strings, numbers) and value a string to the
+    JSON file ``path`` (whole, by a rename); returns how many."""
+    import ast
+
+    entries = []
+    for key, value in table.items():
+        try:
+            if isinstance(value, str) and ast.literal_eval(repr(key)) == key:
+                entries.append([repr(key), value])
+        except (ValueError, SyntaxError):
+            continue
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as fh:
+        json.dump(entries, fh)
+    os.replace(tmp, path)
+    return len(entries)
+
+
+def read_checks(path: str, table: dict) -> int:
+    """Add the entries of the JSON file ``path`` (see :func:`write_checks`) that ``table`` lacks; returns how
+    many were added.  A missing or unreadable file adds nothing."""
+    import ast
+
+    try:
+        with open(path) as fh:
+            entries = json.load(fh)
+    except (OSError, ValueError):
+        return 0
+    added = 0
+    for entry in entries if isinstance(entries, list) else ():
+        try:
+            key, value = ast.literal_eval(entry[0]), entry[1]
+        except (ValueError, SyntaxError, TypeError, IndexError):
+            continue
+        if isinstance(value, str) and key not in table:
+            table[key] = value
+            added += 1
+    return added
+
+
+def save_compiler_checks(device: int) -> int:
+    """Keep this process's compiler banners beside the kernels of ``device``'s architecture."""
+    table = _compiler_checks()
+    return 0 if not table else write_checks(_checks_path(device), table)
+
+
+def load_compiler_checks(device: int) -> int:
+    """Give this process the banners kept for ``device``'s architecture; returns how many it gained."""
+    table = _compiler_checks()
+    return 0 if table is None else read_checks(_checks_path(device), table)
 
 
 def kernel_cache_bytes() -> int:
@@ -302,6 +373,7 @@ def mark_built() -> None:
 def _build_quietly(device: int) -> None:
     try:
         build(device=device)
+        load_compiler_checks(device)
     except Exception:  # noqa: BLE001 - the kernels compile at first use instead, and report there
         pass
     finally:
