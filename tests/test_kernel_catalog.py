@@ -115,17 +115,18 @@ def test_build_into_an_empty_cache_then_nothing_to_build(tmp_path):
     # the command line compiles no empty program to find its cached kernels.
     kept = list((tmp_path / "cache").glob("fastapsp-compiler-checks-sm_*.json"))
     assert len(kept) == 1 and json.loads(kept[0].read_text())
-    probe = ("import runpy, sys; from cupy.cuda import compiler; calls = []; inner = compiler._preprocess\n"
-             "def counted(*a, **k):\n    calls.append(a[1]); return inner(*a, **k)\n"
+    # Each empty program is written to stderr as it is compiled (the command line may leave by os._exit).
+    probe = ("import os, runpy, sys; from cupy.cuda import compiler; inner = compiler._preprocess\n"
+             "def counted(*a, **k):\n    os.write(2, ('EMPTY PROGRAM %r\\n' % (a[1],)).encode()); "
+             "return inner(*a, **k)\n"
              "compiler._preprocess = counted\n"
              "sys.argv = ['fastapsp', 'solve', sys.argv[1], '--backend', 'cupy', '-k', '8', '--output', 'none', "
-             "'--quiet']\n"
-             "try:\n    runpy.run_module('fastapsp', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-             "print('EMPTY PROGRAMS', len(calls), calls)")
-    checked = subprocess.run([sys.executable, "-c", probe, str(DATA / "minnesota.mtx.gz")], env=env,
-                             capture_output=True, text=True, timeout=600)
-    assert checked.returncode == 0, checked.stderr
-    assert "EMPTY PROGRAMS 0 " in checked.stdout, checked.stdout[-2000:]
+             "'--report', sys.argv[2]]\n"
+             "runpy.run_module('fastapsp', run_name='__main__')\n")
+    checked = subprocess.run([sys.executable, "-c", probe, str(DATA / "minnesota.mtx.gz"), str(tmp_path / "p.json")],
+                             env=env, capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 0 and (tmp_path / "p.json").exists(), checked.stderr
+    assert "EMPTY PROGRAM" not in checked.stderr, checked.stderr[-2000:]
 
 
 def test_compiler_checks_kept_and_read_back(tmp_path):
