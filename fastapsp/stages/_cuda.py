@@ -324,8 +324,8 @@ def _shared_per_block(device: int) -> int:
 
 def bfs_closure_max() -> int:
     """Largest component the current device closes by breadth-first searches (``closure_bfs_batch``): as
-    many vertices as a block's shared memory holds with opt-in (19,370 on an H100 or H200, 4,096 within
-    the 48 KB of any device)."""
+    many vertices as a block's shared memory holds with opt-in (4,096 within the 48 KB every device gives
+    a block; docs/kernels.md gives the figure of Hopper GPUs)."""
     import cupy as cp
 
     return _shared_per_block(cp.cuda.Device().id) // BFS_BYTES_PER_VERTEX
