@@ -175,3 +175,24 @@ def test_every_module_a_solve_loads_is_in_the_catalog(case, tmp_path):
     known = {v.key() for v in variants()}
     used = [key for key in loaded_modules() if not any(flag.startswith("-DSQ_CAP") for flag in key[1])]
     assert set(used) <= known, sorted(set(used) - known)
+
+
+def test_first_check_of_a_process_reads_the_kept_banners_first(monkeypatch):
+    """ensure_built reads the banners kept by an earlier build before it starts the stamp's check, so that
+    a library process's first kernel finds its cache without compiling; a failure to read is no error."""
+    from fastapsp.kernels import catalog
+
+    events = []
+    monkeypatch.setattr(catalog, "_state", {"thread": None, "seconds": 0.0, "done": False})
+    monkeypatch.setattr(catalog, "load_compiler_checks", lambda device: events.append(("load", device)) or 3)
+    monkeypatch.setattr(catalog, "build", lambda device: events.append(("build", device)))
+    assert catalog.ensure_built(device=2) >= 0.0
+    assert events == [("load", 2), ("build", 2), ("load", 2)]  # the build's own banners read after it
+    assert catalog.ensure_built(device=2) == 0.0 and len(events) == 3  # once a process
+
+    def broken(device):
+        raise OSError("unreadable")
+
+    monkeypatch.setattr(catalog, "_state", {"thread": None, "seconds": 0.0, "done": False})
+    monkeypatch.setattr(catalog, "load_compiler_checks", broken)
+    assert catalog.ensure_built(device=0) >= 0.0 and events[-1] == ("build", 0)

@@ -353,6 +353,10 @@ def ensure_built(*, device: int | None = None, background: bool = False) -> floa
                 import cupy
 
                 device = cupy.cuda.Device().id
+            try:  # the banners kept by an earlier build, before this process's first kernel looks for its cache
+                load_compiler_checks(device)
+            except Exception:  # noqa: BLE001 - without them CuPy compiles its checks, as it always did
+                pass
             thread = threading.Thread(target=_build_quietly, args=(device,), name="fastapsp-kernel-build",
                                       daemon=True)
             _state["thread"] = thread
