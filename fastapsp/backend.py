@@ -69,15 +69,14 @@ def start_gpu_warmup(backend: str, ranks: int):
             if count and local is not None:
                 with cupy.cuda.Device(local % count):
                     cupy.cuda.runtime.free(0)  # creates the device's primary context
-                    from .kernels.catalog import load_compiler_checks
+                    from .kernels.catalog import ensure_built
 
-                    load_compiler_checks(local % count)  # CuPy then finds its cached kernels compiling nothing
+                    # Reads the compiler banners kept by the build first (CuPy then finds its cached kernels,
+                    # the ufunc's below too, compiling nothing); a first run on this machine compiles.
+                    ensure_built(device=local % count, background=True)
                     # CuPy's first ufunc call with a Python scalar imports cupyx's SciPy-like modules and
                     # SciPy's sparse module (a few tenths of a second): made here, beside the reading.
                     (cupy.zeros(1, dtype=cupy.int64) - 1).sum()
-                from .kernels.catalog import ensure_built
-
-                ensure_built(device=local % count, background=True)  # a first run on this machine compiles
         except Exception:  # noqa: BLE001 - the real path reports problems
             pass
 

@@ -185,14 +185,19 @@ def test_first_check_of_a_process_reads_the_kept_banners_first(monkeypatch):
     events = []
     monkeypatch.setattr(catalog, "_state", {"thread": None, "seconds": 0.0, "done": False})
     monkeypatch.setattr(catalog, "load_compiler_checks", lambda device: events.append(("load", device)) or 3)
-    monkeypatch.setattr(catalog, "build", lambda device: events.append(("build", device)))
+    monkeypatch.setattr(catalog, "build", lambda device: events.append(("build", device)) or {"built": True})
     assert catalog.ensure_built(device=2) >= 0.0
     assert events == [("load", 2), ("build", 2), ("load", 2)]  # the build's own banners read after it
     assert catalog.ensure_built(device=2) == 0.0 and len(events) == 3  # once a process
+    # A build found done (its stamp there) gives nothing new to read: the file is read once.
+    monkeypatch.setattr(catalog, "_state", {"thread": None, "seconds": 0.0, "done": False})
+    monkeypatch.setattr(catalog, "build", lambda device: events.append(("build", device)) or {"built": False})
+    assert catalog.ensure_built(device=1) >= 0.0
+    assert events[3:] == [("load", 1), ("build", 1)]
 
     def broken(device):
         raise OSError("unreadable")
 
     monkeypatch.setattr(catalog, "_state", {"thread": None, "seconds": 0.0, "done": False})
     monkeypatch.setattr(catalog, "load_compiler_checks", broken)
-    assert catalog.ensure_built(device=0) >= 0.0 and events[-1] == ("build", 0)
+    assert catalog.ensure_built(device=0) >= 0.0 and events[-1] == ("build", 0)  # a broken load, then the build

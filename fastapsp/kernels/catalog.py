@@ -376,8 +376,8 @@ def mark_built() -> None:
 
 def _build_quietly(device: int) -> None:
     try:
-        build(device=device)
-        load_compiler_checks(device)
+        if build(device=device)["built"]:  # its warm-up kept the banners of this machine's first build
+            load_compiler_checks(device)
     except Exception:  # noqa: BLE001 - the kernels compile at first use instead, and report there
         pass
     finally:
