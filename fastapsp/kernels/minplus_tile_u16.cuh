@@ -1,8 +1,7 @@
-// One 64 x 128 tile of a min-plus product of float32 operands that hold whole
-// numbers (graphs with integer weights), in packed 16-bit arithmetic: one
-// instruction adds and takes the minimum of two 16-bit halves (on Hopper a DPX
-// instruction; older GPUs get the same result from two SIMD instructions).
-// Used by min_plus_u16.cu; needs minplus_tile.cuh.
+// The packed 16-bit arithmetic of the min-plus products of float32 operands that hold whole
+// numbers (graphs with integer weights): one instruction adds and takes the minimum of two 16-bit
+// halves (on Hopper a DPX instruction; older GPUs get the same result from two SIMD instructions).
+// Used by min_plus_u16.cu, min_plus_smallk_u16.cu and min_plus_stats.cu; needs minplus_tile.cuh.
 //
 // Encoding: a finite operand d with 0 <= d <= U16_LIMIT is stored as d, +inf as
 // U16_INF.  Two finite operands sum to at most 2 * U16_LIMIT < U16_INF and any
@@ -10,10 +9,7 @@
 // so a result >= U16_INF means +inf and every other result is exact.
 //
 // Thread (ty, tx) = (t / 16, t % 16) of the 256 keeps rows 4*ty .. 4*ty+3 and
-// columns 8*tx .. 8*tx+7 as 4 x 4 packed column pairs.  Operands are converted
-// while they are staged in shared memory.  When a block meets an operand that
-// does not fit (too large, negative, fractional, NaN) it computes its tile
-// again in float32 with minplus_tile: the answer is the same, only slower.
+// columns 8*tx .. 8*tx+7 of a 64 x 128 tile as 4 x 4 packed column pairs.
 
 #define U16_INF 0x7FFFu
 #define U16_LIMIT 0x3FFF
@@ -27,16 +23,6 @@
 #else
 #define U16_ADDMIN(a, b, c) __viaddmin_u16x2((a), (b), (c))
 #endif
-
-struct MinPlusU16Smem {
-    unsigned int a[MP_KC][MP_TILE + 4];  // A entry in both halves
-    unsigned int b[MP_KC][U16_COLS / 2];  // B columns 2j (low half) and 2j+1 (high half)
-};
-
-union MinPlusU16Shared {
-    MinPlusU16Smem p;
-    MinPlusSmem f;  // the float32 tile of the fallback
-};
 
 // Plain conversions (F2I, I2F): converting with the 2^23 trick instead (x + 2^23 holds a whole x in
 // its mantissa) made min_plus_smallk_u16.cu slower (docs/kernels.md).
@@ -181,68 +167,4 @@ __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], 
                 if (8 * tx + j < cols) row[j] = accumulate ? fminf(row[j], v[j]) : v[j];
         }
     }
-}
-
-// Ct[0:rows, 0:cols] <- [min(Ct,)] At (x) Bt for one 64 x 128 tile: At points at
-// row 0 of the tile's rows (rows x K, leading dimension lda), Bt at column 0 of
-// its columns (K x cols, ldb); crow: rows of Ct scattered (minplus_tile.cuh's row_offset).  Every
-// thread of the block must call this.
-__device__ __forceinline__ void minplus_tile_u16(const float* At, long long lda, const float* Bt, long long ldb,
-                                                 float* Ct, long long ldc, int rows, int cols, int K,
-                                                 int accumulate, MinPlusU16Shared& sm,
-                                                 unsigned int* fallbacks = nullptr, const long long* crow = nullptr)
-{
-    const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
-    const int a_col = t & 15, a_row = t >> 4;   // fetches A rows a_row + 16p, column a_col
-    const int b_pair = t & 63, b_row = t >> 6;  // fetches B rows b_row + 4p, columns 2*b_pair, 2*b_pair + 1
-
-    unsigned int acc[4][4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
-
-    unsigned int ra[4], rb[4];
-    bool bad = false;
-    auto fetch = [&](int k0) {
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            const int r = a_row + 16 * p, k = k0 + a_col;
-            const unsigned int v = encode_u16((r < rows && k < K) ? At[(long long)r * lda + k] : INF_R, bad);
-            ra[p] = v | (v << 16);
-        }
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            const int k = k0 + b_row + 4 * p, c = 2 * b_pair;
-            const float* row = Bt + (long long)k * ldb;
-            const unsigned int lo = encode_u16((k < K && c < cols) ? row[c] : INF_R, bad);
-            const unsigned int hi = encode_u16((k < K && c + 1 < cols) ? row[c + 1] : INF_R, bad);
-            rb[p] = lo | (hi << 16);
-        }
-    };
-
-    bool fallback = false;
-    fetch(0);
-    for (int k0 = 0; k0 < K; k0 += MP_KC) {
-        __syncthreads();  // the previous chunk is no longer read
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            sm.p.a[a_col][a_row + 16 * p] = ra[p];
-            sm.p.b[b_row + 4 * p][b_pair] = rb[p];
-        }
-        if (__syncthreads_or(bad)) {  // also the barrier before the chunk is read
-            fallback = true;
-            break;
-        }
-        if (k0 + MP_KC < K) fetch(k0 + MP_KC);
-        auto step = [&](int kk) { u16_step(acc, &sm.p.a[kk][4 * ty], &sm.p.b[kk][4 * tx]); };
-        sweep_chunk(step, K - k0);
-    }
-
-    if (fallback) {  // the whole tile in float32, as two 64-column tiles
-        if (fallbacks != nullptr && threadIdx.x == 0) atomicAdd(fallbacks, 1u);
-        float_tiles(At, lda, Bt, ldb, Ct, ldc, rows, cols, K, accumulate, sm.f, crow);
-        return;
-    }
-    store_tile_u16(acc, Ct, ldc, rows, cols, accumulate, crow);
 }

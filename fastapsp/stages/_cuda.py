@@ -34,6 +34,7 @@ _THREADS = 256
 _COPY_ILP = 4  # values a thread of assemble.cu's copy_rows moves per step (COPY_ILP)
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
 _U16_MIN_K = 64  # shortest inner dimension given to the packed product
+_U16_KC = 16  # min_plus_u16.cu's encoded operands hold K rounded up to this (U16_KC)
 _SMALLK_MAX_K = {np.dtype(np.float32): 32, np.dtype(np.float64): 16}  # of min_plus_smallk.cu (SK_MAXK)
 _SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64; smallk_u16: 4 of 128)
 _SMALLK_U16_K = (9, 48)  # inner dimensions given to min_plus_smallk_u16.cu (SKU_MAXK = 48)
@@ -191,12 +192,14 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
 
         counter = cp.zeros(1, dtype=cp.uint32)
     extra = (counter if counter is not None else np.uint64(0),) if sixteen else ()
+    encoded = _encode_u16(a_, lda, b_, ldb, options) if wide_u16 else None
     for c0 in range(0, n, cols_per_launch):
         c1 = min(n, c0 + cols_per_launch)
         grid = (-(-m // _TILE), -(-(c1 - c0) // width))
-        kernel(grid, (_THREADS,), (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1], np.int64(ldc),
-                                   np.int32(m), np.int32(c1 - c0), np.int32(k), np.int32(bool(accumulate)))
-               + extra + (crow,))
+        first = () if encoded is None else encoded + (np.int64(c0 // width),)
+        kernel(grid, (_THREADS,), first + (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1],
+                                           np.int64(ldc), np.int32(m), np.int32(c1 - c0), np.int32(k),
+                                           np.int32(bool(accumulate))) + extra + (crow,))
     if counter is not None:
         tiles = -(-m // _TILE) * -(-n // width)  # blocks of 64 rows and `width` columns
         fell = int(counter.get()[0])
@@ -212,6 +215,37 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     if c_ is not out:
         out[...] = c_
     return out
+
+
+def _encode_u16(a, lda, b, ldb, options):
+    """The operands of ``min_plus_u16.cu`` encoded once for the product, and the tiles that cannot be:
+    ``(Ae, Be, ldbe, row tiles' flags, column tiles' flags)`` (the layouts are the kernel file's)."""
+    import cupy as cp
+
+    m, k = a.shape
+    n = b.shape[1]
+    k16 = -(-k // _U16_KC) * _U16_KC
+    row_tiles, col_tiles = -(-m // _TILE), -(-n // _U16_COLS)
+    ldbe = col_tiles * (_U16_COLS // 2)
+    ae = cp.empty(row_tiles * k16 * _TILE, dtype=cp.uint32)
+    be = cp.empty(k16 * ldbe, dtype=cp.uint32)
+    bad = cp.zeros(row_tiles + col_tiles, dtype=cp.uint32)
+    blocks = _grid_stride_blocks(cp.cuda.Device().id)
+    encode_a = get_kernel("min_plus_u16.cu", "encode_u16_a", np.float32, options=options)
+    encode_b = get_kernel("min_plus_u16.cu", "encode_u16_b", np.float32, options=options)
+    encode_a((min(blocks, -(-ae.size // _THREADS)),), (_THREADS,), (a, np.int64(lda), np.int32(m), np.int32(k), ae,
+                                                                     bad))
+    encode_b((min(blocks, -(-be.size // _THREADS)),), (_THREADS,), (b, np.int64(ldb), np.int32(k), np.int64(n), be,
+                                                                     np.int64(ldbe), bad[row_tiles:]))
+    return ae, be, np.int64(ldbe), bad[:row_tiles], bad[row_tiles:]
+
+
+@functools.lru_cache(maxsize=None)
+def _grid_stride_blocks(device: int) -> int:
+    """Blocks of a grid-stride launch that fills ``device``: 8 of 256 threads a multiprocessor."""
+    import cupy as cp
+
+    return 8 * cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
 
 
 def _cut_tail(k: int) -> bool:
