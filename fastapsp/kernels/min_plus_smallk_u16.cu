@@ -7,13 +7,17 @@
 // costs K / 2 instructions a row instead of 2 K, and the product is left bound
 // by its writes (stored with the evict-first hint).
 //
+// The operands come encoded once for the product, with their tiles' flags (min_plus_u16.cu's
+// encode_u16_a and encode_u16_b and its layouts Ae, Be): a block copies its slice of Ae and each
+// tile of Be with 16-byte moves and converts nothing.  A block whose row tile or any of whose
+// column tiles is flagged (an operand above 16,383, negative, fractional, NaN) computes its columns
+// in float32 from A and B instead (smallk_columns for K <= 32, else tile by tile with
+// minplus_tile): the same answer, only slower; ``fallbacks`` (may be null) counts such blocks.
+//
 // Thread (ty, tx) keeps rows 4 ty .. 4 ty + 3, columns 8 tx .. 8 tx + 7 of the
 // current 128-column tile as 4 x 4 packed pairs.  A block sweeps SKU_CT tiles of
-// 128 (512 columns, as min_plus_smallk.cu).  When an operand does not fit the
-// encoding (above 16,383, negative, fractional, NaN) the block computes its
-// columns from the current tile on in float32 (smallk_columns for K <= 32, else
-// tile by tile with minplus_tile), so the answer is the same, only slower;
-// ``fallbacks`` (may be null) counts such blocks.
+// 128 (512 columns, as min_plus_smallk.cu).  ct0: the launch's first column tile of 128 (launches
+// split the columns at the grid's y limit); B, C and N are the launch's columns.
 // Grid: (ceil(M / 64), ceil(N / 512)), 256 threads.
 #undef REAL
 #define REAL float
@@ -40,45 +44,83 @@ union SmallKShared {
 #define SKU_MIN_BLOCKS 4
 #endif
 
+#define SKU_KC 16  // the encoded operands hold K rounded up to this (min_plus_u16.cu's U16_KC)
+// 16-byte words of a tile of Be a thread moves, at most: a tile is K4 x 64 words, K4 <= SKU_MAXK (a multiple of 16)
+#define SKU_VECS (SKU_MAXK * 16 / MP_THREADS)
+
+// This thread's share of the tile of Be from column tile ct (rows below K4): 16-byte words
+// t + 256 p, word e holding row e / 16, column pairs 4 (e % 16) .. 4 (e % 16) + 3.
+__device__ __forceinline__ void fetch_be(uint4 (&rb)[SKU_VECS], const unsigned int* Be, long long ldbe,
+                                         long long ct, int K4)
+{
+#pragma unroll
+    for (int p = 0; p < SKU_VECS; ++p) {
+        const int e = threadIdx.x + p * MP_THREADS;
+        if (e < K4 * 16)
+            rb[p] = *reinterpret_cast<const uint4*>(Be + (long long)(e >> 4) * ldbe + ct * (SKU_COLS / 2) + 4 * (e & 15));
+    }
+}
+
+__device__ __forceinline__ void store_be(SmallKU16Smem& sm, int buf, const uint4 (&rb)[SKU_VECS], int K4)
+{
+#pragma unroll
+    for (int p = 0; p < SKU_VECS; ++p) {
+        const int e = threadIdx.x + p * MP_THREADS;
+        if (e < K4 * 16) *reinterpret_cast<uint4*>(&sm.b[buf][e >> 4][4 * (e & 15)]) = rb[p];
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(MP_THREADS, SKU_MIN_BLOCKS)
-min_plus_smallk_u16(const float* A, long long lda, const float* B, long long ldb, float* C, long long ldc,
-                    int M, int N, int K, int accumulate, unsigned int* fallbacks, const long long* crow)
+min_plus_smallk_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, const unsigned int* bad_a,
+                    const unsigned int* bad_b, long long ct0, const float* A, long long lda, const float* B,
+                    long long ldb, float* C, long long ldc, int M, int N, int K, int accumulate,
+                    unsigned int* fallbacks, const long long* crow)
 {
     __shared__ __align__(16) SmallKShared sm;
     static_assert(sizeof(SmallKShared) <= 48 * 1024, "static shared memory");
     const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
     const long long r0 = (long long)blockIdx.x * MP_TILE;
     const long long first = (long long)blockIdx.y * SKU_CT * SKU_COLS;
+    const long long ct_first = ct0 + (long long)blockIdx.y * SKU_CT;
     const int rows = (int)min((long long)MP_TILE, M - r0);
-    const int K4 = (K + 3) & ~3;
-    bool bad = false;
+    const int K4 = (K + 3) & ~3, K16 = (K + SKU_KC - 1) / SKU_KC * SKU_KC;
 
-    stage_a_u16(sm.u, A, lda, r0, rows, K, bad);
+    // The block's first operands are asked for with its flags, before they are known (every address
+    // is valid either way): one memory latency at the block's start, not three in a row.
+    unsigned int flagged = bad_a[blockIdx.x];
+#pragma unroll
+    for (int tile = 0; tile < SKU_CT; ++tile)
+        if (first + (long long)tile * SKU_COLS < N) flagged |= bad_b[ct_first + tile];
+    uint4 rb[SKU_VECS];
+    fetch_be(rb, Be, ldbe, ct_first, K4);
+    // The block's slice of Ae, rows k < K4: 16-byte words e = k * 16 + r / 4.
+    const uint4* ae = reinterpret_cast<const uint4*>(Ae + (long long)blockIdx.x * K16 * MP_TILE);
+    for (int e = t; e < K4 * 16; e += MP_THREADS)
+        *reinterpret_cast<uint4*>(&sm.u.a[e >> 4][4 * (e & 15)]) = ae[e];
 
-    unsigned int rb[SKU_MAXK / 4];
-    fetch_b_u16(rb, B, ldb, N, K, first, bad);
+    if (flagged) {  // the same for the whole block: its columns in float32
+        __syncthreads();  // the slice of Ae just staged shares its memory with the float32 path's
+        if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
+        const long long last = min(first + SKU_CT * SKU_COLS, (long long)N);
+#if SKU_MAXK > 32
+        if (K > SK_MAXK) {  // 64 x 64 tiles (smallk_columns holds K <= 32)
+            float_tiles(A + r0 * lda, lda, B + first, ldb, tile_origin(C, ldc, crow, r0, first), ldc, rows,
+                        last - first, K, accumulate, sm.t, tile_rows(crow, r0));
+            return;
+        }
+#endif
+        const int tiles = (int)((last - first + MP_TILE - 1) / MP_TILE);
+        smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, first, tiles, sm.f, crow);
+        return;
+    }
+
     for (int tile = 0; tile < SKU_CT; ++tile) {
         const long long c0 = first + (long long)tile * SKU_COLS;
         if (c0 >= N) break;  // the same for the whole block
         const int buf = tile & 1;
-        store_b_u16(sm.u, buf, rb, K4);
-        // One barrier a tile (see min_plus_smallk.cu); it also tells the block whether any operand
-        // staged so far (A, this tile of B) did not fit.
-        if (__syncthreads_or(bad)) {
-            if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
-            const long long last = min(first + SKU_CT * SKU_COLS, (long long)N);
-#if SKU_MAXK > 32
-            if (K > SK_MAXK) {  // 64 x 64 tiles (smallk_columns holds K <= 32)
-                float_tiles(A + r0 * lda, lda, B + c0, ldb, tile_origin(C, ldc, crow, r0, c0), ldc, rows, last - c0,
-                            K, accumulate, sm.t, tile_rows(crow, r0));
-                return;
-            }
-#endif
-            const int tiles = (int)((last - c0 + MP_TILE - 1) / MP_TILE);
-            smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, c0, tiles, sm.f, crow);
-            return;
-        }
-        if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch_b_u16(rb, B, ldb, N, K, c0 + SKU_COLS, bad);
+        store_be(sm.u, buf, rb, K4);
+        __syncthreads();  // one barrier a tile (see min_plus_smallk.cu)
+        if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch_be(rb, Be, ldbe, ct_first + tile + 1, K4);
         unsigned int acc[4][4];
 #pragma unroll
         for (int i = 0; i < 4; ++i)

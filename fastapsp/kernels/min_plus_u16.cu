@@ -103,11 +103,6 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
     const int rows = (int)min((long long)MP_TILE, M - r0), cols = (int)min((long long)U16_COLS, N - c0);
     float* Ct = tile_origin(C, ldc, crow, r0, c0);
     const long long* trow = tile_rows(crow, r0);
-    if (bad_a[blockIdx.x] | bad_b[ct]) {  // the same for the whole block: the tile in float32
-        if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
-        float_tiles(A + r0 * lda, lda, B + c0, ldb, Ct, ldc, rows, cols, K, accumulate, sm.f, trow);
-        return;
-    }
     const int K16 = (K + U16_KC - 1) / U16_KC * U16_KC, K4 = (K + 3) & ~3;
     // Thread t moves words 4t .. 4t + 3 of each operand's chunk: row t / 16 of the chunk, entries
     // (A: rows of the tile; B: column pairs) 4 (t % 16) .. 4 (t % 16) + 3.
@@ -115,6 +110,14 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
     const uint4* ap = reinterpret_cast<const uint4*>(Ae + (long long)blockIdx.x * K16 * MP_TILE) + t;
     const uint4* bp = reinterpret_cast<const uint4*>(Be + (long long)sk * ldbe + ct * (U16_COLS / 2) + se);
     const long long b_chunk = U16_KC * ldbe / 4;  // uint4 steps from one chunk of Be to the next
+    // The first chunk is asked for with the flags, before they are known (its addresses are valid
+    // either way): one memory latency at the block's start, not two in a row.
+    uint4 ra = ap[0], rb = bp[0];
+    if (bad_a[blockIdx.x] | bad_b[ct]) {  // the same for the whole block: the tile in float32
+        if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
+        float_tiles(A + r0 * lda, lda, B + c0, ldb, Ct, ldc, rows, cols, K, accumulate, sm.f, trow);
+        return;
+    }
 
     unsigned int acc[4][4];
 #pragma unroll
@@ -122,7 +125,6 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
 
-    uint4 ra = ap[0], rb = bp[0];
     for (int k0 = 0, buf = 0; k0 < K4; k0 += U16_KC, buf ^= 1) {
         *reinterpret_cast<uint4*>(&sm.p.a[buf][sk][se]) = ra;
         *reinterpret_cast<uint4*>(&sm.p.b[buf][sk][se]) = rb;

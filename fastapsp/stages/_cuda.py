@@ -33,11 +33,11 @@ _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
 _COPY_ILP = 4  # values a thread of assemble.cu's copy_rows moves per step (COPY_ILP)
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
-_U16_MIN_K = 64  # shortest inner dimension given to the packed product
 _U16_KC = 16  # min_plus_u16.cu's encoded operands hold K rounded up to this (U16_KC)
 _SMALLK_MAX_K = {np.dtype(np.float32): 32, np.dtype(np.float64): 16}  # of min_plus_smallk.cu (SK_MAXK)
 _SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64; smallk_u16: 4 of 128)
 _SMALLK_U16_K = (9, 48)  # inner dimensions given to min_plus_smallk_u16.cu (SKU_MAXK = 48)
+_U16_MIN_K = _SMALLK_U16_K[1] + 1  # shortest inner dimension given to the wide packed product, min_plus_u16.cu
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
 _CHECK_EVERY = 8  # levels between host checks of the queue when levels are separate launches
@@ -119,7 +119,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     """``out = [min(out,)] a (x) b`` with the tiled kernel of ``min_plus.cu``.
 
     ``integer``: the operands hold whole numbers (integer weights), so float32
-    products run in packed 16-bit arithmetic (``min_plus_u16.cu`` from K = 64,
+    products run in packed 16-bit arithmetic (``min_plus_u16.cu`` from K = 49,
     ``min_plus_smallk_u16.cu`` for K = 9..48), block by block falling back to
     float32 where an operand does not fit in it.  The keywords pick other
     kernels, for comparing them (benchmarks, tests); every choice gives the
@@ -157,8 +157,8 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
         if c_ is not out:
             raise ValueError("min_plus: out_rows needs an out whose rows are contiguous in memory")
         crow = cp.ascontiguousarray(out_rows, dtype=cp.int64) * ldc  # element offsets of the rows
-    # Packed from K = 64 on: below that the packed product is slower than float32 (the measurements
-    # behind every threshold here are in docs/kernels.md).
+    # The wide packed product from where the small-K one ends: from K = 49 it is faster than float32
+    # (the measurements behind every threshold here are in docs/kernels.md).
     can_pack = bool(integer) and dtype == np.float32 and packed != "never"
     wide_u16 = can_pack and (k >= _U16_MIN_K or packed == "always")
     # Short K (road networks' components): a block keeps A's slice in shared memory over several
@@ -192,11 +192,13 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
 
         counter = cp.zeros(1, dtype=cp.uint32)
     extra = (counter if counter is not None else np.uint64(0),) if sixteen else ()
-    encoded = _encode_u16(a_, lda, b_, ldb, options) if wide_u16 else None
+    # The 16-bit kernels read their operands encoded once (and their tiles' flags), and the launch's
+    # first column tile of 128.
+    encoded = _encode_u16(a_, lda, b_, ldb) if sixteen else None
     for c0 in range(0, n, cols_per_launch):
         c1 = min(n, c0 + cols_per_launch)
         grid = (-(-m // _TILE), -(-(c1 - c0) // width))
-        first = () if encoded is None else encoded + (np.int64(c0 // width),)
+        first = () if encoded is None else encoded + (np.int64(c0 // _U16_COLS),)
         kernel(grid, (_THREADS,), first + (a_, np.int64(lda), b_[:, c0:c1], np.int64(ldb), c_[:, c0:c1],
                                            np.int64(ldc), np.int32(m), np.int32(c1 - c0), np.int32(k),
                                            np.int32(bool(accumulate))) + extra + (crow,))
@@ -217,9 +219,10 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     return out
 
 
-def _encode_u16(a, lda, b, ldb, options):
-    """The operands of ``min_plus_u16.cu`` encoded once for the product, and the tiles that cannot be:
-    ``(Ae, Be, ldbe, row tiles' flags, column tiles' flags)`` (the layouts are the kernel file's)."""
+def _encode_u16(a, lda, b, ldb):
+    """The operands of the 16-bit products encoded once, and the tiles that cannot be: ``(Ae, Be, ldbe,
+    flags of A's tiles of 64 rows, flags of B's tiles of 128 columns)`` (``min_plus_u16.cu`` has the
+    layouts; ``min_plus_smallk_u16.cu`` reads the same)."""
     import cupy as cp
 
     m, k = a.shape
@@ -231,8 +234,8 @@ def _encode_u16(a, lda, b, ldb, options):
     be = cp.empty(k16 * ldbe, dtype=cp.uint32)
     bad = cp.zeros(row_tiles + col_tiles, dtype=cp.uint32)
     blocks = _grid_stride_blocks(cp.cuda.Device().id)
-    encode_a = get_kernel("min_plus_u16.cu", "encode_u16_a", np.float32, options=options)
-    encode_b = get_kernel("min_plus_u16.cu", "encode_u16_b", np.float32, options=options)
+    encode_a = get_kernel("min_plus_u16.cu", "encode_u16_a", np.float32)
+    encode_b = get_kernel("min_plus_u16.cu", "encode_u16_b", np.float32)
     encode_a((min(blocks, -(-ae.size // _THREADS)),), (_THREADS,), (a, np.int64(lda), np.int32(m), np.int32(k), ae,
                                                                      bad))
     encode_b((min(blocks, -(-be.size // _THREADS)),), (_THREADS,), (b, np.int64(ldb), np.int32(k), np.int64(n), be,
