@@ -44,7 +44,6 @@ union SmallKShared {
 #define SKU_MIN_BLOCKS 4
 #endif
 
-#define SKU_KC 16  // the encoded operands hold K rounded up to this (min_plus_u16.cu's U16_KC)
 // 16-byte words of a tile of Be a thread moves, at most: a tile is K4 x 64 words, K4 <= SKU_MAXK (a multiple of 16)
 #define SKU_VECS (SKU_MAXK * 16 / MP_THREADS)
 
@@ -83,7 +82,7 @@ min_plus_smallk_u16(const unsigned int* Ae, const unsigned int* Be, long long ld
     const long long first = (long long)blockIdx.y * SKU_CT * SKU_COLS;
     const long long ct_first = ct0 + (long long)blockIdx.y * SKU_CT;
     const int rows = (int)min((long long)MP_TILE, M - r0);
-    const int K4 = (K + 3) & ~3, K16 = (K + SKU_KC - 1) / SKU_KC * SKU_KC;
+    const int K4 = (K + 3) & ~3, K16 = encoded_k(K);
 
     // The block's first operands are asked for with its flags, before they are known (every address
     // is valid either way): one memory latency at the block's start, not three in a row.

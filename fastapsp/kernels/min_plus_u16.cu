@@ -30,12 +30,10 @@
 #include "minplus_tile.cuh"
 #include "minplus_tile_u16.cuh"
 
-#define U16_KC 16  // rows of K a chunk (MP_KC): the encoded operands are padded to a multiple
-
 // The operands of one chunk, double-buffered: one barrier a chunk.
 struct MinPlusU16Smem {
-    unsigned int a[2][U16_KC][MP_TILE + 4];  // A entry in both halves, k-major (padded: spread over the banks)
-    unsigned int b[2][U16_KC][U16_COLS / 2];  // B columns 2j (low half) and 2j + 1 (high half)
+    unsigned int a[2][MP_KC][MP_TILE + 4];  // A entry in both halves, k-major (padded: spread over the banks)
+    unsigned int b[2][MP_KC][U16_COLS / 2];  // B columns 2j (low half) and 2j + 1 (high half)
 };
 
 union MinPlusU16Shared {
@@ -55,7 +53,7 @@ __device__ __forceinline__ void flag_tile(unsigned int* bad, long long tile, boo
 extern "C" __global__ void encode_u16_a(const float* A, long long lda, int M, int K, unsigned int* Ae,
                                         unsigned int* bad)
 {
-    const int K16 = (K + U16_KC - 1) / U16_KC * U16_KC;
+    const int K16 = encoded_k(K);
     const long long total = (long long)((M + MP_TILE - 1) / MP_TILE) * K16 * MP_TILE;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
@@ -75,7 +73,7 @@ extern "C" __global__ void encode_u16_a(const float* A, long long lda, int M, in
 extern "C" __global__ void encode_u16_b(const float* B, long long ldb, int K, long long N, unsigned int* Be,
                                         long long ldbe, unsigned int* bad)
 {
-    const int K16 = (K + U16_KC - 1) / U16_KC * U16_KC;
+    const int K16 = encoded_k(K);
     const long long total = (long long)K16 * ldbe;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
@@ -103,13 +101,13 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
     const int rows = (int)min((long long)MP_TILE, M - r0), cols = (int)min((long long)U16_COLS, N - c0);
     float* Ct = tile_origin(C, ldc, crow, r0, c0);
     const long long* trow = tile_rows(crow, r0);
-    const int K16 = (K + U16_KC - 1) / U16_KC * U16_KC, K4 = (K + 3) & ~3;
+    const int K16 = encoded_k(K), K4 = (K + 3) & ~3;
     // Thread t moves words 4t .. 4t + 3 of each operand's chunk: row t / 16 of the chunk, entries
     // (A: rows of the tile; B: column pairs) 4 (t % 16) .. 4 (t % 16) + 3.
     const int sk = t >> 4, se = 4 * (t & 15);
     const uint4* ap = reinterpret_cast<const uint4*>(Ae + (long long)blockIdx.x * K16 * MP_TILE) + t;
     const uint4* bp = reinterpret_cast<const uint4*>(Be + (long long)sk * ldbe + ct * (U16_COLS / 2) + se);
-    const long long b_chunk = U16_KC * ldbe / 4;  // uint4 steps from one chunk of Be to the next
+    const long long b_chunk = MP_KC * ldbe / 4;  // uint4 steps from one chunk of Be to the next
     // The first chunk is asked for with the flags, before they are known (its addresses are valid
     // either way): one memory latency at the block's start, not two in a row.
     uint4 ra = ap[0], rb = bp[0];
@@ -125,27 +123,19 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
 
-    for (int k0 = 0, buf = 0; k0 < K4; k0 += U16_KC, buf ^= 1) {
+    for (int k0 = 0, buf = 0; k0 < K4; k0 += MP_KC, buf ^= 1) {
         *reinterpret_cast<uint4*>(&sm.p.a[buf][sk][se]) = ra;
         *reinterpret_cast<uint4*>(&sm.p.b[buf][sk][se]) = rb;
         // The buffer written two chunks ago was read before every thread passed the last barrier.
         __syncthreads();
-        if (k0 + U16_KC < K4) {
+        if (k0 + MP_KC < K4) {
             ap += MP_THREADS;  // a chunk of Ae is 16 x 64 words: one uint4 a thread
             bp += b_chunk;
             ra = *ap;
             rb = *bp;
         }
         auto step = [&](int kk) { u16_step(acc, &sm.p.a[buf][kk][4 * ty], &sm.p.b[buf][kk][4 * tx]); };
-        if (K4 - k0 >= U16_KC) {
-#pragma unroll
-            for (int kk = 0; kk < U16_KC; ++kk) step(kk);
-        } else {  // the last chunk as far as K (rounded up to 4); the padding is +inf either way
-            for (int k4 = 0; k4 < K4 - k0; k4 += 4) {
-#pragma unroll
-                for (int kk = 0; kk < 4; ++kk) step(k4 + kk);
-            }
-        }
+        sweep_chunk<true>(step, K4 - k0);  // the last chunk only as far as K (rounded up to 4)
     }
     store_tile_u16(acc, Ct, ldc, rows, cols, accumulate, trow);
 }

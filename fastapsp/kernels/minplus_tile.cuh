@@ -26,13 +26,13 @@ struct MinPlusSmem {
 };
 
 // step(kk) for the rows kk of one chunk of K that has `left` rows of K from its
-// start on: all MP_KC of them, or with MP_CUT_TAIL, for a partial last chunk,
+// start on: all MP_KC of them, or with Cut (MP_CUT_TAIL unless named), for a partial last chunk,
 // only `left` rounded up to 4 (the rows past K read as +inf).  Shared by
-// minplus_tile and minplus_tile_u16.
-template <class Step>
+// minplus_tile and min_plus_u16.cu (which always cuts: its padding is +inf either way).
+template <bool Cut = (MP_CUT_TAIL != 0), class Step>
 __device__ __forceinline__ void sweep_chunk(Step&& step, int left)
 {
-    if (!MP_CUT_TAIL || left >= MP_KC) {
+    if (!Cut || left >= MP_KC) {
 #pragma unroll
         for (int kk = 0; kk < MP_KC; ++kk) step(kk);
     } else {

@@ -24,6 +24,9 @@
 #define U16_ADDMIN(a, b, c) __viaddmin_u16x2((a), (b), (c))
 #endif
 
+// Rows of K the encoded operands hold (min_plus_u16.cu's Ae and Be): K rounded up to a whole chunk.
+__device__ __forceinline__ int encoded_k(int K) { return (K + MP_KC - 1) / MP_KC * MP_KC; }
+
 // Plain conversions (F2I, I2F): converting with the 2^23 trick instead (x + 2^23 holds a whole x in
 // its mantissa) made min_plus_smallk_u16.cu slower (docs/kernels.md).
 __device__ __forceinline__ unsigned int encode_u16(float x, bool& bad)

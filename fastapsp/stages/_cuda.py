@@ -33,7 +33,7 @@ _TILE = 64  # output tile edge of min_plus.cu and floyd_warshall.cu (MP_TILE)
 _THREADS = 256
 _COPY_ILP = 4  # values a thread of assemble.cu's copy_rows moves per step (COPY_ILP)
 _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
-_U16_KC = 16  # min_plus_u16.cu's encoded operands hold K rounded up to this (U16_KC)
+_U16_KC = 16  # the 16-bit kernels' encoded operands hold K rounded up to this (MP_KC, encoded_k)
 _SMALLK_MAX_K = {np.dtype(np.float32): 32, np.dtype(np.float64): 16}  # of min_plus_smallk.cu (SK_MAXK)
 _SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64; smallk_u16: 4 of 128)
 _SMALLK_U16_K = (9, 48)  # inner dimensions given to min_plus_smallk_u16.cu (SKU_MAXK = 48)
@@ -233,7 +233,7 @@ def _encode_u16(a, lda, b, ldb):
     ae = cp.empty(row_tiles * k16 * _TILE, dtype=cp.uint32)
     be = cp.empty(k16 * ldbe, dtype=cp.uint32)
     bad = cp.zeros(row_tiles + col_tiles, dtype=cp.uint32)
-    blocks = _grid_stride_blocks(cp.cuda.Device().id)
+    blocks = 8 * _multiprocessors(cp.cuda.Device().id)  # a grid-stride launch that fills the device
     encode_a = get_kernel("min_plus_u16.cu", "encode_u16_a", np.float32)
     encode_b = get_kernel("min_plus_u16.cu", "encode_u16_b", np.float32)
     encode_a((min(blocks, -(-ae.size // _THREADS)),), (_THREADS,), (a, np.int64(lda), np.int32(m), np.int32(k), ae,
@@ -244,11 +244,11 @@ def _encode_u16(a, lda, b, ldb):
 
 
 @functools.lru_cache(maxsize=None)
-def _grid_stride_blocks(device: int) -> int:
-    """Blocks of a grid-stride launch that fills ``device``: 8 of 256 threads a multiprocessor."""
+def _multiprocessors(device: int) -> int:
+    """The multiprocessor count of CUDA device ``device``, asked once a process."""
     import cupy as cp
 
-    return 8 * cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
+    return cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
 
 
 def _cut_tail(k: int) -> bool:
@@ -605,7 +605,7 @@ def _sssp_batch(indptr, indices, weights, sources, out_rows, unit, dtype, direct
 def _grid_blocks(kernel):
     import cupy as cp
 
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    sms = _multiprocessors(cp.cuda.Device().id)
     try:
         per_sm = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, _THREADS, 0))
     except Exception:
