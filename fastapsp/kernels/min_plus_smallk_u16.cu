@@ -14,8 +14,8 @@
 // in float32 from A and B instead (smallk_columns for K <= 32, else tile by tile with
 // minplus_tile): the same answer, only slower; ``fallbacks`` (may be null) counts such blocks.
 //
-// Thread (ty, tx) keeps rows 4 ty .. 4 ty + 3, columns 8 tx .. 8 tx + 7 of the
-// current 128-column tile as 4 x 4 packed pairs.  A block sweeps SKU_CT tiles of
+// Thread (ty, tx) keeps rows 4 ty .. 4 ty + 3, columns 4 tx .. 4 tx + 3 and 64 + 4 tx .. 67 + 4 tx of the
+// current 128-column tile as 4 x 4 packed pairs (minplus_tile_u16.cuh's u16_col).  A block sweeps SKU_CT tiles of
 // 128 (512 columns, as min_plus_smallk.cu).  ct0: the launch's first column tile of 128 (launches
 // split the columns at the grid's y limit); B, C and N are the launch's columns.
 // Grid: (ceil(M / 64), ceil(N / 512)), 256 threads.

@@ -12,7 +12,8 @@
 // column tile is flagged computes its tile in float32 from A and B instead (the same answer, slower).
 //
 //   Ae: (row tiles, K16, 64) words, Ae[t][k][r] = A[64 t + r][k] in both halves;
-//   Be: (K16, ldbe) words, ldbe = 64 x column tiles, Be[k][p] = B[k][2p] | B[k][2p + 1] << 16;
+//   Be: (K16, ldbe) words, ldbe = 64 x column tiles, Be[k][64 t + q] = B[k][c] | B[k][c + 1] << 16
+//       with c = 128 t + 2 u16_pair(q) (a tile's pairs in the order its threads store them);
 //   bad: row tiles' flags, then column tiles' flags (zero-filled by the caller).
 //
 // Grid of min_plus_u16: (ceil(M / 64), column tiles of 128 of this launch), 256 threads; row tiles
@@ -33,7 +34,7 @@
 // The operands of one chunk, double-buffered: one barrier a chunk.
 struct MinPlusU16Smem {
     unsigned int a[2][MP_KC][MP_TILE + 4];  // A entry in both halves, k-major (padded: spread over the banks)
-    unsigned int b[2][MP_KC][U16_COLS / 2];  // B columns 2j (low half) and 2j + 1 (high half)
+    unsigned int b[2][MP_KC][U16_COLS / 2];  // B column pairs, Be's order (u16_pair)
 };
 
 union MinPlusU16Shared {
@@ -77,7 +78,7 @@ extern "C" __global__ void encode_u16_b(const float* B, long long ldb, int K, lo
     const long long total = (long long)K16 * ldbe;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
-        const long long p = e % ldbe, c = 2 * p;
+        const long long p = e % ldbe, c = 2 * (p - (p & 63) + u16_pair((int)(p & 63)));
         const int k = (int)(e / ldbe);
         const float* row = B + (long long)k * ldb;
         bool b = false;

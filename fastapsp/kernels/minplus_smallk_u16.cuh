@@ -2,7 +2,10 @@
 // min_plus_smallk_u16.cu (which stores the products) and min_plus_stats.cu (which reduces them):
 // a block's 64 x K slice of A, each entry in both halves, and the double-buffered B tile of 128
 // columns as column pairs, in shared memory; thread (ty, tx) sweeps rows 4 ty .. 4 ty + 3 and
-// columns 8 tx .. 8 tx + 7 as 4 x 4 packed pairs (minplus_tile_u16.cuh's u16_step).
+// the pairs at positions 4 tx .. 4 tx + 3 as 4 x 4 packed pairs (minplus_tile_u16.cuh's u16_step).
+// Which columns those are is the staging's choice: min_plus_smallk_u16.cu copies the encoded Be
+// (u16_pair's order, the order store_tile_u16 writes), fetch_b_u16 below stages the columns in
+// order (8 tx .. 8 tx + 7: min_plus_stats.cu reduces them and stores nothing).
 
 #define SKU_COLS 128
 #ifndef SKU_CT  // column tiles a block sweeps with its slice of A (512 columns)
@@ -14,7 +17,7 @@
 
 struct SmallKU16Smem {
     unsigned int a[SKU_MAXK][MP_TILE + 4];       // A entry in both halves, k-major
-    unsigned int b[2][SKU_MAXK][SKU_COLS / 2];   // B columns 2j (low half) and 2j + 1 (high half)
+    unsigned int b[2][SKU_MAXK][SKU_COLS / 2];   // B column pairs (low and high half), in the staging's order
 };
 
 template <int KK>

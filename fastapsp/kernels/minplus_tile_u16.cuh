@@ -8,8 +8,12 @@
 // sum with +inf is >= U16_INF, and no sum of two encoded values passes 0xFFFF,
 // so a result >= U16_INF means +inf and every other result is exact.
 //
-// Thread (ty, tx) = (t / 16, t % 16) of the 256 keeps rows 4*ty .. 4*ty+3 and
-// columns 8*tx .. 8*tx+7 of a 64 x 128 tile as 4 x 4 packed column pairs.
+// Thread (ty, tx) = (t / 16, t % 16) of the 256 keeps rows 4*ty .. 4*ty+3 and 8 columns of a
+// 64 x 128 tile as 4 x 4 packed column pairs: columns 4*tx .. 4*tx+3 and 64+4*tx .. 64+4*tx+3, so
+// that each 16-byte store of the 16 threads sharing a row covers 256 contiguous bytes (whole
+// sectors; 8 adjacent columns a thread wrote every other 16 bytes and held the writes near 2 TB/s
+// on an H200 against 4.3, benchmarks/store_pattern_bench.py).  The B tile is laid out to match
+// (u16_pair): the 16 bytes a thread reads at pair position 4*tx hold its four column pairs.
 
 #define U16_INF 0x7FFFu
 #define U16_LIMIT 0x3FFF
@@ -23,6 +27,18 @@
 #else
 #define U16_ADDMIN(a, b, c) __viaddmin_u16x2((a), (b), (c))
 #endif
+
+// The column pair of a 128-column tile kept at pair position q (0..63) of a packed B tile: position
+// 4 tx + j holds pair 2 tx + j for j < 2 (columns 4 tx .. 4 tx + 3) and 32 + 2 tx + j - 2 for j >= 2
+// (columns 64 + 4 tx .. 64 + 4 tx + 3).
+__device__ __forceinline__ int u16_pair(int q)
+{
+    const int tx = q >> 2, j = q & 3;
+    return j < 2 ? 2 * tx + j : 30 + 2 * tx + j;
+}
+
+// The tile column of a thread's value j (0..7, decode_pairs_u16's order).
+__device__ __forceinline__ int u16_col(int tx, int j) { return j < 4 ? 4 * tx + j : 60 + 4 * tx + j; }
 
 // Rows of K the encoded operands hold (min_plus_u16.cu's Ae and Be): K rounded up to a whole chunk.
 __device__ __forceinline__ int encoded_k(int K) { return (K + MP_KC - 1) / MP_KC * MP_KC; }
@@ -95,79 +111,89 @@ __device__ __forceinline__ void store_piece(float* p, int len, const float (&q)[
 
 // One full row (128 columns) of a packed tile whose row may start off a 16-byte boundary (a device
 // result of n columns, n not a multiple of 4): its first S columns (0 to 3) come before the row's
-// first boundary.  Thread t of the 16 sharing the row stores the aligned vectors of columns
-// 8t + S .. 8t + S + 7 (its own last 8 - S values and the first S of its right neighbour, `next`,
-// by a warp shuffle), thread 15 only the first of them; the two pieces left, the head (columns
-// 0 .. S - 1, thread 0) and the tail (124 + S .. 127, thread 15), take one store_piece each, so
-// that a warp issues no more stores a row than that.
-__device__ __forceinline__ void store_row8_shifted(const float (&v)[8], const float (&next)[3], float* row, int tx)
+// first boundary.  In each half of 64 columns, thread t of the 16 sharing the row stores the aligned
+// vector of columns 4t + S .. 4t + S + 3 of the half: its own last 4 - S values and the first S of
+// its right neighbour's (`next0`, `next1`: lane t + 1's values of each half by a warp shuffle; the
+// neighbour of thread 15 in the first half is thread 0 in the second); thread 15 stores no vector
+// in the second half.  The two pieces left, the head (columns 0 .. S - 1, thread 0) and the tail
+// (124 + S .. 127, thread 15), take one store_piece each, so that a warp issues no more stores a
+// row than that.
+__device__ __forceinline__ void store_row_u16_shifted(const float (&v)[8], const float (&next0)[3],
+                                                      const float (&next1)[3], float* row, int tx)
 {
     const int S = (4 - (int)((reinterpret_cast<unsigned long long>(row) >> 2) & 3)) & 3;
-    const float x[11] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], next[0], next[1], next[2]};
-    float w[8];
+    const float x0[7] = {v[0], v[1], v[2], v[3], next0[0], next0[1], next0[2]};
+    const float x1[7] = {v[4], v[5], v[6], v[7], next1[0], next1[1], next1[2]};
+    float w0[4], w1[4];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) w[j] = S == 0 ? x[j] : S == 1 ? x[j + 1] : S == 2 ? x[j + 2] : x[j + 3];
-    const int c = 8 * tx + S;
-    store4(row + c, {w[0], w[1], w[2], w[3]});
-    if (tx < 15 || S == 0) store4(row + c + 4, {w[4], w[5], w[6], w[7]});
+    for (int j = 0; j < 4; ++j) {
+        w0[j] = S == 0 ? x0[j] : S == 1 ? x0[j + 1] : S == 2 ? x0[j + 2] : x0[j + 3];
+        w1[j] = S == 0 ? x1[j] : S == 1 ? x1[j + 1] : S == 2 ? x1[j + 2] : x1[j + 3];
+    }
+    const int c = 4 * tx + S;
+    store4(row + c, w0);
+    if (tx < 15 || S == 0) store4(row + 64 + c, w1);
     const bool head = tx == 0;
-    const float q[3] = {head ? v[0] : w[4], head ? v[1] : w[5], head ? v[2] : w[6]};
+    const float q[3] = {head ? v[0] : w1[0], head ? v[1] : w1[1], head ? v[2] : w1[2]};
     const int len = S == 0 ? 0 : head ? S : tx == 15 ? 4 - S : 0;
-    store_piece(head ? row : row + c + 4, len, q);
+    store_piece(head ? row : row + 64 + c, len, q);
 }
 #endif
 
 // Ct[0:rows, 0:cols] <- [min(Ct,)] the packed results: thread (ty, tx) holds rows 4 ty .. 4 ty + 3,
-// columns 8 tx .. 8 tx + 7 as 4 x 4 pairs.  Without accumulate, full aligned rows go out as two
+// columns u16_col(tx, 0..7) as 4 x 4 pairs.  Without accumulate, full aligned rows go out as two
 // float4 stores (evict-first with MP_STREAM_STORE), and rows of a row map that start off 16-byte
-// boundaries as shifted float4 stores (store_row8_shifted).
+// boundaries as shifted float4 stores (store_row_u16_shifted).
 __device__ __forceinline__ void store_tile_u16(const unsigned int (&acc)[4][4], float* Ct, long long ldc, int rows,
                                                int cols, int accumulate, const long long* crow = nullptr)
 {
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
 #ifdef MP_ROW_MAP
     if (!accumulate && crow && !aligned16(Ct, ldc)) {
+        const int right = (tx + 1) & 15;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int r = 4 * ty + i;
-            float v[8], next[3];
+            float v[8], n0[3], n1[3];
             decode_pairs_u16(acc[i], v);
             // Every lane shuffles (the two rows of a warp may differ in whether they exist).
 #pragma unroll
-            for (int j = 0; j < 3; ++j) next[j] = __shfl_down_sync(0xffffffffu, v[j], 1, 16);
+            for (int j = 0; j < 3; ++j) {
+                const float a = __shfl_sync(FULL_MASK, v[j], right, 16);
+                n1[j] = __shfl_sync(FULL_MASK, v[4 + j], right, 16);
+                n0[j] = tx < 15 ? a : n1[j];
+            }
             if (r >= rows) continue;
             float* row = Ct + row_offset(crow, r, ldc);
             if (cols == U16_COLS) {
-                store_row8_shifted(v, next, row, tx);
+                store_row_u16_shifted(v, n0, n1, row, tx);
             } else {  // the last columns of the matrix
 #pragma unroll
                 for (int j = 0; j < 8; ++j)
-                    if (8 * tx + j < cols) row[8 * tx + j] = v[j];
+                    if (u16_col(tx, j) < cols) row[u16_col(tx, j)] = v[j];
             }
         }
         return;
     }
 #endif
-    const bool vec = !accumulate && aligned16(Ct, ldc) && 8 * tx + 8 <= cols;
+    const bool vec = !accumulate && aligned16(Ct, ldc);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
         const int r = 4 * ty + i;
         if (r >= rows) break;
-        float* row = Ct + row_offset(crow, r, ldc) + 8 * tx;
+        float* row = Ct + row_offset(crow, r, ldc);
         float v[8];
         decode_pairs_u16(acc[i], v);
-        if (vec) {
-#ifdef MP_STREAM_STORE
-            __stcs(reinterpret_cast<float4*>(row), make_float4(v[0], v[1], v[2], v[3]));
-            __stcs(reinterpret_cast<float4*>(row) + 1, make_float4(v[4], v[5], v[6], v[7]));
-#else
-            reinterpret_cast<float4*>(row)[0] = make_float4(v[0], v[1], v[2], v[3]);
-            reinterpret_cast<float4*>(row)[1] = make_float4(v[4], v[5], v[6], v[7]);
-#endif
-        } else {
 #pragma unroll
-            for (int j = 0; j < 8; ++j)
-                if (8 * tx + j < cols) row[j] = accumulate ? fminf(row[j], v[j]) : v[j];
+        for (int h = 0; h < 2; ++h) {
+            const int c = u16_col(tx, 4 * h);
+            if (vec && c + 4 <= cols) {
+                store4(row + c, {v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]});
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (c + j < cols) row[c + j] = accumulate ? fminf(row[c + j], v[4 * h + j]) : v[4 * h + j];
+            }
         }
     }
 }
