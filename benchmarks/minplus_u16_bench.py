@@ -47,12 +47,18 @@ VARIANTS = [  # name, keywords of min_plus_cuda (packed="never" unless given), c
     ("u16_smallk_3_blocks", {"packed": "auto"}, ("-DSKU_MIN_BLOCKS=3",)),
     ("u16_smallk_2_blocks", {"packed": "auto"}, ("-DSKU_MIN_BLOCKS=2",)),
     ("u16_default_split", {"packed": "auto"}, ("-DU16_SPLIT",)),  # add and SIMD minimum, no DPX
+    # min_plus_smallk_u16.cu at every K up to its largest, below its threshold too (the float32 small-K
+    # kernel takes K <= 8 by default): the threshold's measurement.
+    ("u16_smallk_every_k", {"packed": "auto"}, ()),
 ]
+# Variants run with the packed small-K kernel's range of K set to this (min_plus_cuda reads it per call).
+SMALLK_U16_RANGE = {"u16_smallk_every_k": (1, 48)}
 
 
 def main(argv=None):
     import cupy as cp
 
+    from fastapsp.stages import _cuda
     from fastapsp.stages._cuda import min_plus_cuda
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -79,7 +85,12 @@ def main(argv=None):
               flush=True)
         for name, keywords, options in variants:
             keywords = {"packed": "never", **keywords}
-            sec = event_seconds(cp, lambda: min_plus_cuda(a, b, c, False, True, options, **keywords), 5)
+            default_range = _cuda._SMALLK_U16_K
+            _cuda._SMALLK_U16_K = SMALLK_U16_RANGE.get(name, default_range)
+            try:
+                sec = event_seconds(cp, lambda: min_plus_cuda(a, b, c, False, True, options, **keywords), 5)
+            finally:
+                _cuda._SMALLK_U16_K = default_range
             if reference is None:
                 reference = c.copy()
             same = bool(cp.array_equal(c, reference))
