@@ -11,8 +11,8 @@
 // Thread (ty, tx) = (t / 16, t % 16) of the 256 keeps rows 4*ty .. 4*ty+3 and 8 columns of a
 // 64 x 128 tile as 4 x 4 packed column pairs: columns 4*tx .. 4*tx+3 and 64+4*tx .. 64+4*tx+3, so
 // that each 16-byte store of the 16 threads sharing a row covers 256 contiguous bytes (whole
-// sectors; 8 adjacent columns a thread wrote every other 16 bytes and held the writes near 2 TB/s
-// on an H200 against 4.3, benchmarks/store_pattern_bench.py).  The B tile is laid out to match
+// sectors; 8 adjacent columns a thread would store every other 16 bytes, at about half the write
+// rate: benchmarks/store_pattern_bench.py measures both).  The B tile is laid out to match
 // (u16_pair): the 16 bytes a thread reads at pair position 4*tx hold its four column pairs.
 
 #define U16_INF 0x7FFFu
