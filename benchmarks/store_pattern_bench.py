@@ -10,8 +10,9 @@ and 8 columns of a tile) and no arithmetic:
 - ``split``: thread tx stores columns 4 tx .. 4 tx + 3 and 64 + 4 tx .. 64 + 4 tx + 3, so each store
   instruction covers 256 contiguous bytes (whole sectors);
 
-each with plain stores and with the evict-first hint (``st.global.cs``), and ``fill`` (CuPy's
-``fill``) as the device's write ceiling. One JSON under benchmarks/results/TAG/.
+each with plain stores and with the evict-first hint (``st.global.cs``), and ``memset`` (CuPy's
+``fill(0)``, a device memset, as ``minplus_u16_bench.py``'s ``fill_only``) as the device's write
+ceiling. One JSON under benchmarks/results/TAG/.
 
     python benchmarks/store_pattern_bench.py --tag kernels --rows 1700 --cols 1070376
 """
@@ -89,7 +90,7 @@ def main(argv=None):
         rows.append({"way": name, "seconds": sec, "bytes": nbytes, "bytes_per_s": nbytes / sec})
         print(f"{name:18s} {sec * 1e3:8.3f} ms  {nbytes / sec / 1e12:5.2f} TB/s", flush=True)
 
-    record("fill", event_seconds(cp, lambda: C.fill(1.0), args.repeats))
+    record("memset", event_seconds(cp, lambda: C.fill(0), args.repeats))
     for name in WAYS:
         kernel = module.get_function(name)
         sec = event_seconds(cp, lambda: kernel(grid, (256,), (C, np.int64(N), np.int32(M), np.int32(N))),
