@@ -18,10 +18,18 @@
 //   * the histogram, each entry counted twice, at the block's level: the shared bins below
 //     shared_bins, global atomics above, the level raised after a tile as stats_block does.
 // Only whole-number distances (STATS_INTEGER, first bin width 1) below 2^24 come here (float32 is
-// exact for them): an entry is a 32-bit integer z, its row sum over a tile fits 32 bits.
+// exact for them).
+//
+// Two entries an instruction.  The packed pairs of a tile become x = d + 1 where a path exists and 0
+// where none does (one add and a signed max with 0 a pair: a sum with +inf wraps negative), so that
+// sums, finite counts and maxima run on both halves at once (__dp2a_lo adds a pair's halves,
+// __vminu2(x, 1) counts them, __vimax3_u16x2 takes maxima) and d = x - 1 is recovered from the
+// counts at the end.  Only the reciprocals and the histogram take one entry at a time, with no
+// branch: a warp whose largest value of the tile falls in the shared bins (nearly always) counts
+// straight into them; the others count each value as st_count_small decides (docs/kernels.md has
+// the instruction counts).
 // Benchmark variants (benchmarks/stats_kernel_bench.py --product): MS_NO_HARM and MS_NO_HIST leave those
-// parts out (on roadFLA and roadNY balls the histogram took about a quarter of the time, the
-// reciprocals a sixth).  Slower, and not kept: a thread's runs of equal bins counted with one atomic
+// parts out.  Slower, and not kept: a thread's runs of equal bins counted with one atomic
 // each, 1/v of distances below 1,024 read from a table in shared memory, v made a float by an add
 // instead of the conversion unit (docs/kernels.md).
 // Grid: (ceil(M / 64), ceil(N / 512)), 256 threads; dynamic shared memory
@@ -44,10 +52,10 @@
 #define MS_WARPS (MP_THREADS / 32)
 #define MS_UNREACHED 0xFFFFFFFFu  // an entry with no path
 
-struct StatsColumns {  // one tile's column partials, per warp
-    unsigned int sum[MS_WARPS][SKU_COLS];
-    unsigned int count[MS_WARPS][SKU_COLS];
-    unsigned int max[MS_WARPS][SKU_COLS];
+struct StatsColumns {  // one tile's column partials, per warp, of x = d + 1 (finite) or 0 (no path)
+    unsigned int sum[MS_WARPS][SKU_COLS];    // sum of x
+    unsigned int count[MS_WARPS][SKU_COLS];  // finite entries
+    unsigned int max[MS_WARPS][SKU_COLS];    // largest x
     double harm[MS_WARPS][SKU_COLS];
 };
 
@@ -63,9 +71,41 @@ __device__ __noinline__ unsigned int float_entry(const float* A, long long lda, 
     return v < INF_R ? (unsigned int)v : MS_UNREACHED;
 }
 
-#ifndef MS_MIN_BLOCKS  // resident blocks per SM asked of the register allocator: 3 (80 registers a thread,
-#define MS_MIN_BLOCKS 3  // a few spilled) ran 6-15% faster than 2 (108, none) on one H100; 4 (64) with half
-#endif                   // the shared bins was 4-5% faster to K = 32, slower at 48 (docs/kernels.md)
+// Halfword h (0 low, 1 high) of a packed pair.
+__device__ __forceinline__ unsigned int ms_half(unsigned int w, int h) { return h ? w >> 16 : w & 0xFFFFu; }
+
+// 1/(x - 1) for x > 1, added to the row's and the column's harmonic sums (x <= 1: a zero distance or none).
+__device__ __forceinline__ void ms_harm(unsigned int x, double& row, double& col)
+{
+#ifndef MS_NO_HARM
+    const unsigned int v = x - 1u;
+    const double inv = st_recip_small((float)v, v);
+    if (x > 1u) {
+        row += inv;
+        col += inv;
+    }
+#endif
+}
+
+// A column's partials over the warp's two row groups (lanes l and l ^ 16), into the shared tile (lanes < 16).
+__device__ __forceinline__ void ms_column_out(StatsColumns& cols_sm, int warp, int lane, int col, unsigned int s,
+                                              unsigned int c, unsigned int m, double h)
+{
+    s += __shfl_xor_sync(FULL_MASK, s, 16);
+    c += __shfl_xor_sync(FULL_MASK, c, 16);
+    m = max(m, __shfl_xor_sync(FULL_MASK, m, 16));
+    h += __shfl_xor_sync(FULL_MASK, h, 16);
+    if (lane < 16) {
+        cols_sm.sum[warp][col] = s;
+        cols_sm.count[warp][col] = c;
+        cols_sm.max[warp][col] = m;
+        cols_sm.harm[warp][col] = h;
+    }
+}
+
+#ifndef MS_MIN_BLOCKS  // resident blocks per SM asked of the register allocator (docs/kernels.md)
+#define MS_MIN_BLOCKS 3
+#endif
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS, MS_MIN_BLOCKS)
 min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int M, int N, int K, int log2bins,
@@ -96,13 +136,13 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
     int level = sh_want;
     int shift = min(level, 31);
 
-    unsigned long long rsum[4];
-    unsigned int rcount[4], rmax[4];
+    // A thread's row partials over its columns of every tile, of x = d + 1 (finite) or 0: sum of x (at
+    // most 32 entries below 2^24 + 1: 32 bits), finite count (two halves, added at the end), largest x.
+    unsigned int rsum[4], rfin[4], rmax[4];
     double rharm[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        rsum[i] = 0ull;
-        rcount[i] = rmax[i] = 0u;
+        rsum[i] = rfin[i] = rmax[i] = 0u;
         rharm[i] = 0.0;
     }
     bool fallback = false;
@@ -117,63 +157,103 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
             fallback = true;
             if (fallbacks != nullptr && t == 0) atomicAdd(fallbacks, 1u);
         }
-        if (!fallback && tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch_b_u16(rb, B, ldb, N, K, c0 + SKU_COLS, bad);
-
-        unsigned int acc[4][4];
+        if (!fallback) {
+            if (tile + 1 < SKU_CT && c0 + SKU_COLS < N) fetch_b_u16(rb, B, ldb, N, K, c0 + SKU_COLS, bad);
+            unsigned int acc[4][4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < 4; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
-        if (!fallback)
+                for (int p = 0; p < 4; ++p) acc[i][p] = 0xFFFFFFFFu;
             by_k4(K4, [&](auto steps) { smallk_sweep_u16<decltype(steps)::value>(acc, sm, buf, tx, ty); });
-        // Entry (i, j): row 4 ty + i, column c0 + 8 tx + j.  Column by column, so that a column's partials
-        // are complete after its 4 rows and leave the registers at once.
-        unsigned int tile_sum[4] = {0u, 0u, 0u, 0u};  // a row's sum over the tile fits 32 bits
+            // Pair (i, p): row 4 ty + i, columns c0 + 8 tx + 2 p (low half) and + 1 (high half).  Each half
+            // becomes x = d + 1, or 0 where there is no path (d >= U16_INF): one add and a signed max with 0
+            // (a sum of +inf wraps negative), so that sums, counts and maxima take two entries an instruction.
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            unsigned int csum = 0u, ccount = 0u, cmax = 0u;
-            double charm = 0.0;
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int p = 0; p < 4; ++p) acc[i][p] = __viaddmax_s16x2_relu(acc[i][p], 0x00010001u, 0u);
+            unsigned int top = 0u;  // the thread's largest x of the tile
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                unsigned int z;
-                if (!fallback) {
-                    const unsigned int half = (j & 1) ? acc[i][j >> 1] >> 16 : acc[i][j >> 1] & 0xFFFFu;
-                    z = half >= U16_INF ? MS_UNREACHED : half;
-                } else {
-                    z = float_entry(A, lda, B, ldb, r0, rows, 4 * ty + i, c0 + 8 * tx + j, N, K);
+                const unsigned int m2 = __vmaxu2(__vimax3_u16x2(acc[i][0], acc[i][1], acc[i][2]), acc[i][3]);
+                const unsigned int m = max(m2 & 0xFFFFu, m2 >> 16);
+                rmax[i] = max(rmax[i], m);
+                top = max(top, m);
+#pragma unroll
+                for (int p = 0; p < 4; ++p) {
+                    rsum[i] = __dp2a_lo(acc[i][p], 0x0101u, rsum[i]);  // x of both halves
+                    rfin[i] += __vminu2(acc[i][p], 0x00010001u);   // 1 in a half with a path
                 }
-                const bool finite = z != MS_UNREACHED;
-                const unsigned int v = finite ? z : 0u;
-                tile_sum[i] += v;
-                rcount[i] += finite;
-                rmax[i] = max(rmax[i], v);
-                csum += v;
-                ccount += finite;
-                cmax = max(cmax, v);
-#ifndef MS_NO_HARM
-                const double inv = v ? st_recip_small((float)v, v) : 0.0;
-                rharm[i] += inv;
-                charm += inv;
-#endif
-#ifndef MS_NO_HIST
-                if (finite)
-                    st_count_small(v, shift, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
-#endif
             }
-            // The column's partials over the two row groups of the warp, then to shared memory.
-            csum += __shfl_xor_sync(FULL_MASK, csum, 16);
-            ccount += __shfl_xor_sync(FULL_MASK, ccount, 16);
-            cmax = max(cmax, __shfl_xor_sync(FULL_MASK, cmax, 16));
-            charm += __shfl_xor_sync(FULL_MASK, charm, 16);
-            if (lane < 16) {
-                cols_sm.sum[warp][8 * tx + j] = csum;
-                cols_sm.count[warp][8 * tx + j] = ccount;
-                cols_sm.max[warp][8 * tx + j] = cmax;
-                cols_sm.harm[warp][8 * tx + j] = charm;
+#ifndef MS_NO_HIST
+            // Every x > 0 is counted as d = x - 1: straight into the shared bins where the warp's largest value
+            // falls in them (nearly always: in the loop below), else each value as st_count_small decides.
+            const bool near = top == 0u || ((top - 1u) >> shift) < (unsigned int)shared_bins;
+            const bool fast = __all_sync(FULL_MASK, near);
+            if (!fast) {
+#pragma unroll 1
+                for (int j = 0; j < 8; ++j) {
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        const int p = j >> 1;
+                        const unsigned int w = p == 0 ? acc[i][0] : p == 1 ? acc[i][1] : p == 2 ? acc[i][2] : acc[i][3];
+                        const unsigned int x = ms_half(w, j & 1);
+                        if (x)
+                            st_count_small(x - 1u, shift, level, log2bins, shared_bins, levels, sh_hist, &sh_want,
+                                           hist, overflow);
+                    }
+                }
+            }
+#endif
+            // Column partials over the thread's 4 rows, pair by pair: halves of two rows add without carry
+            // (x <= 2^15), then the low and the high halves of both sums are added apart.
+#pragma unroll
+            for (int p = 0; p < 4; ++p) {
+                const unsigned int a = acc[0][p] + acc[1][p], b = acc[2][p] + acc[3][p];
+                const unsigned int fin = __vminu2(acc[0][p], 0x00010001u) + __vminu2(acc[1][p], 0x00010001u)
+                                         + __vminu2(acc[2][p], 0x00010001u) + __vminu2(acc[3][p], 0x00010001u);
+                const unsigned int m2 = __vmaxu2(__vimax3_u16x2(acc[0][p], acc[1][p], acc[2][p]), acc[3][p]);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    double charm = 0.0;
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        const unsigned int x = ms_half(acc[i][p], h);
+                        ms_harm(x, rharm[i], charm);
+#ifndef MS_NO_HIST
+                        if (fast && x) atomicAdd(sh_hist + ((x - 1u) >> shift), ST_WEIGHT);
+#endif
+                    }
+                    const unsigned int s = __dp2a_lo(__byte_perm(a, b, h ? 0x7632 : 0x5410), 0x0101u, 0u);
+                    ms_column_out(cols_sm, warp, lane, 8 * tx + 2 * p + h, s, ms_half(fin, h), ms_half(m2, h), charm);
+                }
+            }
+        } else {
+            // Entries from global memory in float32 (distances up to 2^24): the same partials, one at a time.
+#pragma unroll 1
+            for (int j = 0; j < 8; ++j) {
+                unsigned int cs = 0u, cc = 0u, cm = 0u;
+                double charm = 0.0;
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const unsigned int z = float_entry(A, lda, B, ldb, r0, rows, 4 * ty + i, c0 + 8 * tx + j, N, K);
+                    const bool finite = z != MS_UNREACHED;
+                    const unsigned int x = finite ? z + 1u : 0u;
+                    rsum[i] += x;
+                    rfin[i] += finite;
+                    rmax[i] = max(rmax[i], x);
+                    cs += x;
+                    cc += finite;
+                    cm = max(cm, x);
+                    ms_harm(x, rharm[i], charm);
+#ifndef MS_NO_HIST
+                    if (finite)
+                        st_count_small(z, shift, level, log2bins, shared_bins, levels, sh_hist, &sh_want, hist, overflow);
+#endif
+                }
+                ms_column_out(cols_sm, warp, lane, 8 * tx + j, cs, cc, cm, charm);
             }
         }
-#pragma unroll
-        for (int i = 0; i < 4; ++i) rsum[i] += tile_sum[i];
         __syncthreads();  // the warps' column partials are written; no value is being counted
         if (t < SKU_COLS && c0 + t < N) {
             unsigned long long s = 0ull;
@@ -186,14 +266,14 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
                 m = max(m, cols_sm.max[w][t]);
                 h += cols_sm.harm[w][t];
             }
-            if (c) {
+            if (c) {  // s holds d + 1 for each of the c entries, m the largest d + 1
                 const long long col = col0 + c0 + t;
-                atomic_add_sum(col_sum + col, (long long)s);
+                atomic_add_sum(col_sum + col, (long long)(s - c));
                 atomicAdd(col_reach + col, (unsigned long long)c);
                 if (h != 0.0) atomicAdd(col_harm + col, h);
                 // Non-negative doubles order as their bit patterns read as unsigned integers.
                 atomicMax(reinterpret_cast<unsigned long long*>(col_max + col),
-                          (unsigned long long)__double_as_longlong((double)m));
+                          (unsigned long long)__double_as_longlong((double)(m - 1u)));
             }
         }
         const int want = sh_want;
@@ -205,8 +285,9 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
     st_flush_bins<MP_THREADS>(sh_hist, shared_bins, hist, bins, level, false);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        unsigned long long s = rsum[i];
-        unsigned int c = rcount[i], m = rmax[i];
+        unsigned int c = (rfin[i] & 0xFFFFu) + (rfin[i] >> 16);
+        unsigned long long s = rsum[i] - c;  // the x of the c finite entries are their d + 1
+        unsigned int m = rmax[i] ? rmax[i] - 1u : 0u;
         double h = rharm[i];
 #pragma unroll
         for (int o = 8; o > 0; o >>= 1) {  // the 16 threads of a row group
