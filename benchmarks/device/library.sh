@@ -3,14 +3,16 @@
 # (library, CLI and plans give the same numbers; device output; cupyx shortest_path), then
 # benchmarks/library_bench.py in one warm process on luxembourg_osm, roadNY and roadFLA (solve to the
 # device with and without a plan, solve to host memory, stats with and without a plan, shortest_path on
-# cupyx, and the CLI's own seconds for the same runs). Calls whose output cannot fit are recorded as
+# cupyx, and the CLI's own seconds for the same runs), the pool kept; then the device results with the pool
+# emptied between calls. Calls whose output cannot fit are recorded as
 # skipped (roadNY's and roadFLA's n x n matrices fit neither the GPU nor the host).
 #
 #   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) bash benchmarks/device/library.sh
 #
 # Run from the repo root with benchmarks/data (luxembourg_osm, roadNY, roadFLA .mtx.gz: the ignored folder,
 # carried) and .whl (pymetis, kahip wheels) carried; nothing is copied from ../shared.
-# Results: $OUT/library/library-<graph>.json, each step's log in $OUT, summary.txt.
+# Results: $OUT/library/library-<graph>.json ($OUT/library-fresh-pool/ for step 3), each step's log in $OUT,
+# summary.txt.
 set -uo pipefail  # a failing step is reported and the next one still runs
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/library-out}
@@ -37,11 +39,19 @@ done
 # 1. The parity tests on this machine: the GPU ones run here, the CPU and MPI ones too (about a minute).
 step tests timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_engine_parity.py
 
-# 2. The library calls, one warm process (the warm-up solve on Minnesota compiles the kernels first).
+# 2. The library calls, one warm process (the warm-up solve on Minnesota compiles the kernels first), with
+# the memory pool kept between calls (a session that drops one result before asking for the next: CuPy's
+# default pool keeps the freed block).
 [ ${#graphs[@]} -gt 0 ] && step library python3 benchmarks/library_bench.py --backend cupy --repeat "$REPEAT" \
-    "${graphs[@]}" --out "$OUT/library"
+    --keep-pool "${graphs[@]}" --out "$OUT/library"
+# 3. The device results again with the pool emptied between calls: each call maps its result afresh, what the
+# first call of a process pays (benchmarks/device_allocation_bench.py times the mapping alone).
+[ ${#graphs[@]} -gt 0 ] && step library-fresh-pool python3 benchmarks/library_bench.py --backend cupy \
+    --repeat "$REPEAT" --calls "solve->cupy" "solve->cupy(plan)" "${graphs[@]}" --out "$OUT/library-fresh-pool"
 
 sed -n '/^graph /,$p' "$OUT/library.log" >> "$SUMMARY"
+echo "pool emptied between calls:" >> "$SUMMARY"
+sed -n '/^graph /,$p' "$OUT/library-fresh-pool.log" >> "$SUMMARY"
 echo "summary: $SUMMARY"
 cat "$SUMMARY"
 exit $failed
