@@ -14,7 +14,8 @@
 //     the 16 threads of a row by shuffles and written to p_*[row * gridDim.y + blockIdx.y], which
 //     stats_rows adds in order (the same sums every run);
 //   * column partials over the block's 64 rows, column by column: a thread's 4 rows, the two row
-//     groups of a warp by a shuffle, the 8 warps in shared memory, then one atomic per column and field;
+//     groups of a warp by a shuffle, the 8 warps in shared memory, then one atomic per column and field
+//     (the harmonic sums' double atomics add in the blocks' order, so their last bits can vary by run);
 //   * the histogram, each entry counted twice, at the block's level: the shared bins below
 //     shared_bins, global atomics above, the level raised after a tile as stats_block does.
 // Only whole-number distances (STATS_INTEGER, first bin width 1) below 2^24 come here (float32 is
@@ -24,10 +25,9 @@
 // where none does (one add and a signed max with 0 a pair: a sum with +inf wraps negative), so that
 // sums, finite counts and maxima run on both halves at once (__dp2a_lo adds a pair's halves,
 // __vminu2(x, 1) counts them, __vimax3_u16x2 takes maxima) and d = x - 1 is recovered from the
-// counts at the end.  Only the reciprocals and the histogram take one entry at a time, with no
-// branch: a warp whose largest value of the tile falls in the shared bins (nearly always) counts
-// straight into them; the others count each value as st_count_small decides (docs/kernels.md has
-// the instruction counts).
+// counts at the end.  Only the reciprocals and the histogram take one entry at a time: a warp whose
+// largest value of the tile falls in the shared bins (nearly always) counts straight into them, the
+// others count each value as st_count_small decides (docs/kernels.md has the instruction counts).
 // Benchmark variants (benchmarks/stats_kernel_bench.py --product): MS_NO_HARM and MS_NO_HIST leave those
 // parts out.  Slower, and not kept: a thread's runs of equal bins counted with one atomic
 // each, 1/v of distances below 1,024 read from a table in shared memory, v made a float by an add
