@@ -51,6 +51,7 @@
 
 #define MS_WARPS (MP_THREADS / 32)
 #define MS_UNREACHED 0xFFFFFFFFu  // an entry with no path
+#define MS_ONES 0x00010001u       // 1 in both halves of a packed pair
 
 struct StatsColumns {  // one tile's column partials, per warp, of x = d + 1 (finite) or 0 (no path)
     unsigned int sum[MS_WARPS][SKU_COLS];    // sum of x
@@ -171,7 +172,7 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int p = 0; p < 4; ++p) acc[i][p] = __viaddmax_s16x2_relu(acc[i][p], 0x00010001u, 0u);
+                for (int p = 0; p < 4; ++p) acc[i][p] = __viaddmax_s16x2_relu(acc[i][p], MS_ONES, 0u);
             unsigned int top = 0u;  // the thread's largest x of the tile
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
@@ -182,7 +183,7 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
 #pragma unroll
                 for (int p = 0; p < 4; ++p) {
                     rsum[i] = __dp2a_lo(acc[i][p], 0x0101u, rsum[i]);  // x of both halves
-                    rfin[i] += __vminu2(acc[i][p], 0x00010001u);   // 1 in a half with a path
+                    rfin[i] += __vminu2(acc[i][p], MS_ONES);           // 1 in a half with a path
                 }
             }
 #ifndef MS_NO_HIST
@@ -210,8 +211,8 @@ min_plus_stats(const float* A, long long lda, const float* B, long long ldb, int
 #pragma unroll
             for (int p = 0; p < 4; ++p) {
                 const unsigned int a = acc[0][p] + acc[1][p], b = acc[2][p] + acc[3][p];
-                const unsigned int fin = __vminu2(acc[0][p], 0x00010001u) + __vminu2(acc[1][p], 0x00010001u)
-                                         + __vminu2(acc[2][p], 0x00010001u) + __vminu2(acc[3][p], 0x00010001u);
+                const unsigned int fin = __vminu2(acc[0][p], MS_ONES) + __vminu2(acc[1][p], MS_ONES)
+                                         + __vminu2(acc[2][p], MS_ONES) + __vminu2(acc[3][p], MS_ONES);
                 const unsigned int m2 = __vmaxu2(__vimax3_u16x2(acc[0][p], acc[1][p], acc[2][p]), acc[3][p]);
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
