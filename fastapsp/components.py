@@ -54,6 +54,13 @@ def column_width(c: int, nb: int, n: int, itemsize: int, xp, block_bytes, *, com
 
 
 _MIN_WIDTH = 32  # columns of the narrowest block a shortage of device memory may leave
+# Bytes a row of a row block made on the GPU is padded to.  The min-plus kernels store 16-byte vectors
+# in runs of 256 bytes: rows only 16-byte aligned split every other run's 32-byte sectors (partial
+# sector writes).  One H100, 1,730 x 264,348 against 264,352 columns (rows 16- against 128-byte
+# aligned), min_plus_smallk_u16.cu: K = 12 0.92 -> 0.68 ms, K = 28 0.87 -> 0.70; min_plus_u16.cu,
+# K = 56 and 64, 4-5% (32-byte alignment gave 1-2% of those 4-5%); K = 40 and 48 the same
+# (benchmarks/results/row-align/, docs/kernels.md).
+ROW_ALIGN = 128
 
 
 def column_blocks(xp, rows: int, first: int, last: int, width: int, dtype, *, pad: int = 1, predecessors=False):
@@ -450,9 +457,9 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
         with timer("min_plus"):
             products.add(vertices_host[nb:], vertices_host[:nb], first + c, inner, rows_b[:, first + c : last])
         last = first + c
-    # On the GPU, rows of whole 16-byte groups, so that the min-plus kernels store them as vectors
-    # whatever n is (a block that goes to the host stays contiguous for its copy).
-    pad = 16 // dtype.itemsize if xp is not np and not sink.needs_host else 1
+    # On the GPU, rows that start on ROW_ALIGN-byte boundaries whatever n is (a block that goes to the
+    # host stays contiguous for its copy).
+    pad = ROW_ALIGN // dtype.itemsize if xp is not np and not sink.needs_host else 1
     for start, cols, block, block_p in column_blocks(xp, c, first, last, width, dtype, pad=pad,
                                                      predecessors=paths is not None):
         if not needs_matrix:
