@@ -105,10 +105,21 @@ def _build_parser() -> argparse.ArgumentParser:
     sub.add_parser("info", help="versions, MPI library, ranks, GPUs and the kernel cache")
 
     kernels = sub.add_parser("build-kernels", help="compile every GPU kernel variant into the kernel cache "
-                             "(once per machine; a GPU run does it by itself when needed)")
+                             "(once per machine; a GPU run does it by itself when needed), or with --aot into "
+                             "binaries by nvcc, without a GPU")
     kernels.add_argument("--jobs", type=int, default=None, metavar="N",
                          help="compiling processes (default: the usable cores, at most 16)")
-    kernels.add_argument("--force", action="store_true", help="compile even when the cache says it is built")
+    kernels.add_argument("--force", action="store_true", help="compile even when the cache (or the --aot "
+                         "folder) says it is built")
+    kernels.add_argument("--aot", action="store_true", help="compile with nvcc into fatbins that every GPU run "
+                         "loads (needs the CUDA toolkit, not a GPU)")
+    kernels.add_argument("--arch", default=None, metavar="sm_XY,...",
+                         help="with --aot: the architectures (default sm_80,sm_90; the PTX of the highest too)")
+    kernels.add_argument("--out", default=None, metavar="DIR",
+                         help="with --aot: the folder of the binaries (default: fastapsp/kernels/prebuilt of "
+                              "this installation)")
+    kernels.add_argument("--only", default=None, metavar="FILE[,FILE]",
+                         help="with --aot: build the modules of these kernel files only (e.g. jet.cu)")
     kernels.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
@@ -417,6 +428,7 @@ def _info(comm) -> int:
             memory = gpu_total_bytes(d)
             lines.append(f"  cuda:{d} {gpu_name(d)}, {memory / 2**30:.1f} GiB")
         lines.append(_kernel_cache_line())
+    lines.append(_prebuilt_line(count))
     if comm.rank == 0:
         print("\n".join(lines))
     return 0
@@ -432,15 +444,66 @@ def _kernel_cache_line() -> str:
         return f"kernel cache: unknown ({type(exc).__name__}: {_one_line(exc)})"
 
 
+def _prebuilt_line(gpus: int) -> str:
+    """The prebuilt kernel binaries: their folder, architectures and how many variants they cover (those GPU 0
+    runs, when there is a GPU)."""
+    from .kernels.binaries import coverage
+    from .kernels.catalog import prebuilt, variants
+
+    try:
+        every = variants()
+        held = prebuilt(0) if gpus else coverage([v.key() for v in every])
+        index = held["index"]
+        if index is None:
+            return f"prebuilt kernels: none in {held['folder']} (fastapsp build-kernels --aot)"
+        if not gpus:
+            where = "built from these sources"
+        elif held["runs"]:
+            where = f"for GPU 0 (it runs {held['runs']})"
+        else:
+            where = "for GPU 0 (none of these architectures runs on it)"
+        return (f"prebuilt kernels: {held['folder']} ({', '.join(index['architectures'])} and PTX {index['ptx']}; "
+                f"nvcc {index['nvcc']}): {len(held['covered'])} of {len(every)} variants {where}")
+    except Exception as exc:  # noqa: BLE001 - info reports, it does not fail
+        return f"prebuilt kernels: unknown ({type(exc).__name__}: {_one_line(exc)})"
+
+
+def _build_kernels_aot(args, comm) -> int:
+    """Compile every module with nvcc into fatbins (rank 0 alone: the folder is one for all)."""
+    from .comm import run_phase
+    from .kernels.aot import DEFAULT_ARCHITECTURES, build_aot, parse_architectures
+
+    architectures = parse_architectures(args.arch if args.arch is not None else DEFAULT_ARCHITECTURES)
+    only = None if args.only is None else [f.strip() for f in args.only.split(",") if f.strip()]
+
+    def on_rank_zero():
+        return build_aot(architectures, out=args.out, jobs=args.jobs, only=only, force=args.force) \
+            if comm.rank == 0 else None
+
+    info = run_phase(comm, "building the kernels with nvcc", on_rank_zero)
+    if comm.rank == 0:
+        built = f"compiled {info['compiled']}" + (f", kept {info['kept']}" if info["kept"] else "")
+        modules = f"{info['modules']} kernel module{'s' if info['modules'] != 1 else ''}"
+        print(f"fastapsp: {modules} for {','.join(info['architectures'])} and PTX {info['ptx']} by nvcc "
+              f"{info['nvcc']} ({built}) in {info['seconds']:.1f} s with {info['jobs']} processes; "
+              f"index {info['index']}")
+    return 0
+
+
 def _build_kernels(args, comm) -> int:
     """Compile the kernel variants on every rank's device (ranks of one node wait for one builder)."""
     from .backend import gpu_count
     from .comm import run_phase, select_device
-    from .errors import BackendError
+    from .errors import BackendError, ConfigError
     from .kernels.catalog import build, kernel_cache_bytes
 
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs: {args.jobs} is not a positive number of processes")
+    if args.aot:
+        return _build_kernels_aot(args, comm)
+    for name in ("arch", "out", "only"):
+        if getattr(args, name) is not None:
+            raise ConfigError(f"--{name}: only with --aot (the kernel cache is built for this machine's GPU)")
     if not gpu_count():
         raise BackendError("build-kernels: no usable GPU (CuPy missing or no CUDA device visible); the kernels "
                            "are compiled for the GPU that will run them")
@@ -450,9 +513,15 @@ def _build_kernels(args, comm) -> int:
         size = kernel_cache_bytes() / 2**20
         if info["built"]:
             warm = "" if info["warm_up"] == "done" else f"; warm-up solves {info['warm_up']}"
-            print(f"fastapsp: built {info['variants']} kernel variants for {info['architecture']} in "
-                  f"{info['seconds']:.1f} s with {info['jobs']} processes; cache {info['cache_dir']} ({size:.1f} MiB)"
-                  f"{warm}")
+            if info["compiled"] == 0:
+                print(f"fastapsp: the {info['variants']} kernel variants for {info['architecture']} are prebuilt "
+                      f"({info['prebuilt_dir']}); CuPy's own kernels warmed up in {info['seconds']:.1f} s; cache "
+                      f"{info['cache_dir']} ({size:.1f} MiB){warm}")
+            else:
+                held = f" ({info['prebuilt']} more prebuilt)" if info["prebuilt"] else ""
+                print(f"fastapsp: built {info['compiled']} kernel variants{held} for {info['architecture']} in "
+                      f"{info['seconds']:.1f} s with {info['jobs']} processes; cache {info['cache_dir']} "
+                      f"({size:.1f} MiB){warm}")
         else:
             print(f"fastapsp: the {info['variants']} kernel variants for {info['architecture']} are built; "
                   f"cache {info['cache_dir']} ({size:.1f} MiB; --force compiles again)")

@@ -49,3 +49,7 @@ class RankError(FastAPSPError):
 
 class PrecisionWarning(UserWarning):
     """The distance dtype in use may round or overflow some distances of this graph."""
+
+
+class PrebuiltKernelWarning(UserWarning):
+    """A prebuilt kernel binary was refused or failed to load; its module is compiled by NVRTC instead."""

@@ -13,9 +13,15 @@ into CuPy's on-disk kernel cache (``CUPY_CACHE_DIR``, default
 ``~/.cupy/kernel_cache``), then solves a few small graphs so that CuPy's own
 kernels (copies, fills, gathers) are cached as well.
 
+Modules that ``fastapsp build-kernels --aot`` compiled with nvcc ahead of time
+(:mod:`fastapsp.kernels.binaries`) and this GPU can run are loaded from their
+files and not compiled: when the folder covers every variant, a build only runs
+the warm-up solves, for CuPy's kernels, which no tool can build ahead.
+
 A *stamp* file in that folder records a finished build.  Its name hashes
 everything a build depends on (the kernel sources, the variant list, the
-fastapsp, CuPy and NVRTC versions and the GPU's architecture), so a changed
+fastapsp, CuPy and NVRTC versions, the GPU's architecture and the prebuilt
+binaries' index and how many of them this GPU runs), so a changed
 source or a new GPU model builds again and an unchanged one costs a file
 check.  A lock file serialises builders: when several ranks of a job start at
 once on one node, one compiles and the others wait for its stamp.  CuPy writes
@@ -41,9 +47,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import KERNEL_DIR, get_kernel, kernel_source, module_code, module_key
+from .binaries import coverage, index_identity
 
 __all__ = ["Variant", "variants", "build", "ensure_built", "mark_built", "cache_dir", "stamp_path", "kernel_cache_bytes",
-           "save_compiler_checks", "load_compiler_checks"]
+           "save_compiler_checks", "load_compiler_checks", "prebuilt"]
 
 _MAX_JOBS = 16  # compiling processes at most (each holds a CUDA context while it compiles)
 
@@ -64,7 +71,7 @@ class Variant:
         return module_key(self.file, np.dtype(self.dtype), np.dtype(self.index_dtype), self.options, self.cooperative)
 
     def compile(self):
-        """Build the module (or load it from the disk cache) and return the kernel."""
+        """Build the module (or load it from its prebuilt binary or the disk cache) and return the kernel."""
         return get_kernel(self.file, self.name, np.dtype(self.dtype), index_dtype=np.dtype(self.index_dtype),
                           options=self.options, cooperative=self.cooperative)
 
@@ -104,8 +111,15 @@ def _architecture(device: int) -> str:
     return "sm_" + cupy.cuda.Device(device).compute_capability
 
 
+def prebuilt(device: int) -> dict:
+    """What the prebuilt binaries hold for ``device`` (:func:`fastapsp.kernels.binaries.coverage` of every
+    variant for its architecture)."""
+    return coverage([v.key() for v in variants()], _architecture(device))
+
+
 def _signature(device: int) -> str:
-    """Hash of what a build depends on: sources, variants, versions, the device's architecture."""
+    """Hash of what a build depends on: sources, variants, versions, the device's architecture, and which
+    prebuilt binaries it runs (an index rebuilt or removed is a new build)."""
     import cupy
 
     from .._version import __version__
@@ -123,6 +137,8 @@ def _signature(device: int) -> str:
     except Exception:  # noqa: BLE001 - a missing NVRTC fails the build itself, with its own message
         nvrtc = "unknown"
     digest.update(f"{__version__} {cupy.__version__} {nvrtc} {_architecture(device)}".encode())
+    # Which binaries this GPU loads follows from the index, the sources (above) and the architecture.
+    digest.update(f"prebuilt {index_identity(_architecture(device))}".encode())
     return digest.hexdigest()[:24]
 
 
@@ -246,10 +262,10 @@ def _jobs(requested: int | None, count: int) -> int:
     return max(1, min(cores, _MAX_JOBS, count))
 
 
-def _compile_in_processes(every: list[Variant], jobs: int, device: int) -> None:
-    """Compile ``every`` (:func:`variants`; the workers find them by position) in ``jobs`` processes, largest
-    sources first."""
-    order = sorted(range(len(every)), key=lambda i: -len(kernel_source(every[i].file)))
+def _compile_in_processes(every: list[Variant], todo: list[int], jobs: int, device: int) -> None:
+    """Compile the variants ``every[i]`` for ``i`` in ``todo`` (``every`` is :func:`variants`; the workers find
+    them by position) in ``jobs`` processes, largest sources first."""
+    order = sorted(todo, key=lambda i: -len(kernel_source(every[i].file)))
     shares = [order[j::jobs] for j in range(jobs)]
     procs = []
     for share in shares:
@@ -282,6 +298,9 @@ def _warm_up_in_process(device: int) -> str:
 def build(*, jobs: int | None = None, force: bool = False, device: int | None = None) -> dict:
     """Compile every variant into the disk cache unless a stamp says that was done; returns what happened.
 
+    Variants that the prebuilt binaries cover for this device's architecture
+    are not compiled; the warm-up solves run in any case (CuPy's own kernels).
+
     Parameters
     ----------
     jobs : int, optional
@@ -295,9 +314,11 @@ def build(*, jobs: int | None = None, force: bool = False, device: int | None = 
     Returns
     -------
     dict
-        ``built`` (False when a stamp was found), ``variants``, ``jobs``,
-        ``seconds``, ``cache_dir``, ``stamp``, ``architecture`` and, after
-        a build, ``warm_up`` (``"done"`` or why the warm-up solves failed).
+        ``built`` (False when a stamp was found), ``variants``, ``prebuilt``
+        (those covered by prebuilt binaries), ``compiled``, ``jobs``,
+        ``seconds``, ``cache_dir``, ``stamp``, ``architecture``,
+        ``prebuilt_dir`` and, after a build, ``warm_up`` (``"done"`` or why
+        the warm-up solves failed).
 
     Raises
     ------
@@ -312,18 +333,24 @@ def build(*, jobs: int | None = None, force: bool = False, device: int | None = 
     os.makedirs(folder, exist_ok=True)
     stamp = stamp_path(device)
     every = variants()
-    info = {"built": False, "variants": len(every), "jobs": 0, "cache_dir": folder, "stamp": stamp,
-            "architecture": _architecture(device)}
+    binaries = prebuilt(device)
+    todo = [i for i, v in enumerate(every) if v.key() not in binaries["covered"]]
+    info = {"built": False, "variants": len(every), "prebuilt": len(every) - len(todo), "compiled": 0, "jobs": 0,
+            "cache_dir": folder, "stamp": stamp, "architecture": _architecture(device),
+            "prebuilt_dir": binaries["folder"]}
     with _Lock(os.path.join(folder, "fastapsp-kernels.lock")):
         if force or not os.path.exists(stamp):
-            info["jobs"] = _jobs(jobs, len(every))
-            _compile_in_processes(every, info["jobs"], device)
+            if todo:
+                info["jobs"] = _jobs(jobs, len(todo))
+                _compile_in_processes(every, todo, info["jobs"], device)
+                info["compiled"] = len(todo)
             info["warm_up"] = _warm_up_in_process(device)
             info["built"] = True
             info["seconds"] = round(time.perf_counter() - start, 3)
             tmp = f"{stamp}.tmp{os.getpid()}"
             with open(tmp, "w") as fh:
-                json.dump({key: info[key] for key in ("variants", "jobs", "seconds", "architecture", "warm_up")}, fh)
+                json.dump({key: info[key] for key in ("variants", "prebuilt", "compiled", "jobs", "seconds",
+                                                      "architecture", "warm_up")}, fh)
             os.replace(tmp, stamp)
     info["seconds"] = round(time.perf_counter() - start, 3)
     return info

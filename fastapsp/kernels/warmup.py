@@ -3,7 +3,9 @@
 CuPy compiles its elementwise kernels (copies, fills, gathers, arithmetic) at
 first use, one per dtype and memory layout; fastapsp's own kernels are built by
 :mod:`fastapsp.kernels.catalog`, which runs this module as
-``python -m fastapsp.kernels.warmup DEVICE`` after them.
+``python -m fastapsp.kernels.warmup DEVICE`` after them.  It first loads the
+variants that prebuilt binaries cover, so that one the driver refuses is
+compiled by NVRTC here (with a warning) rather than inside a first run.
 """
 
 from __future__ import annotations
@@ -67,9 +69,13 @@ def warm_up() -> None:
 if __name__ == "__main__":
     import cupy
 
-    from .catalog import mark_built, save_compiler_checks
+    from .catalog import mark_built, prebuilt, save_compiler_checks, variants
 
     mark_built()  # the parent build holds the lock and has compiled the catalog
     cupy.cuda.Device(int(sys.argv[1])).use()
+    covered = prebuilt(int(sys.argv[1]))["covered"]
+    for variant in variants():  # the build compiled none of these: one that fails to load is compiled here
+        if variant.key() in covered:
+            variant.compile()
     warm_up()
     save_compiler_checks(int(sys.argv[1]))  # the compiler banners of every option set the solves met
