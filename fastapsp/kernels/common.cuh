@@ -1,6 +1,6 @@
 // Shared definitions of the fastapsp kernels.
 //
-// The loader (fastapsp/kernels/__init__.py) inlines this file and compiles every
+// The loader (fastapsp/kernels/source.py) inlines this file and compiles every
 // kernel file with -DREAL=float or -DREAL=double (the distance type) and, for
 // graphs whose ids or offsets need 64 bits, -DFASTAPSP_INDEX64.  NVRTC compiles
 // these sources: no host headers.
