@@ -193,7 +193,7 @@ def test_a_binary_that_fails_to_load_falls_back_to_nvrtc_with_one_warning(fake_c
 def test_build_compiles_only_what_the_binaries_do_not_cover(fake_cupy, monkeypatch):
     compiled, every = [], variants()
     monkeypatch.setattr(catalog, "_compile_in_processes", lambda every, todo, jobs, device: compiled.append(todo))
-    monkeypatch.setattr(catalog, "_warm_up_in_process", lambda device: "done")
+    monkeypatch.setattr(catalog, "_warm_up_in_process", lambda device, jobs=1: "done")
     nothing = catalog.stamp_path(0)
     _made_up(fake_cupy, [v.key() for v in every])
     info = catalog.build(jobs=2)

@@ -201,3 +201,12 @@ def test_first_check_of_a_process_reads_the_kept_banners_first(monkeypatch):
     monkeypatch.setattr(catalog, "_state", {"thread": None, "seconds": 0.0, "done": False})
     monkeypatch.setattr(catalog, "load_compiler_checks", broken)
     assert catalog.ensure_built(device=0) >= 0.0 and events[-1] == ("build", 0)  # a broken load, then the build
+
+
+def test_the_warm_up_parts_are_shared_out_once_whatever_the_processes():
+    from fastapsp.kernels.warmup import PARTS, share
+
+    for jobs in (1, 2, 3, len(PARTS), 16):
+        shares = [share(j, jobs) for j in range(jobs)]
+        assert sorted(name for s in shares for name in s) == sorted(PARTS)
+    assert share(len(PARTS), len(PARTS) + 1) == []  # a process left without a part (it exits at once)

@@ -206,9 +206,15 @@ def read_checks(path: str, table: dict) -> int:
 
 
 def save_compiler_checks(device: int) -> int:
-    """Keep this process's compiler banners beside the kernels of ``device``'s architecture."""
+    """Keep this process's compiler banners beside the kernels of ``device``'s architecture, with those other
+    processes kept there (the warm-up's parts save theirs side by side)."""
     table = _compiler_checks()
-    return 0 if not table else write_checks(_checks_path(device), table)
+    if not table:
+        return 0
+    path = _checks_path(device)
+    with _Lock(f"{path}.lock"):
+        read_checks(path, table)
+        return write_checks(path, table)
 
 
 def load_compiler_checks(device: int) -> int:
@@ -285,14 +291,20 @@ def _compile_in_processes(every: list[Variant], todo: list[int], jobs: int, devi
                            f"first: {failures[0]}")
 
 
-def _warm_up_in_process(device: int) -> str:
-    """Run :mod:`fastapsp.kernels.warmup` in a process of its own; ``"done"``, or what went wrong in one line."""
-    proc = subprocess.run([sys.executable, "-m", "fastapsp.kernels.warmup", str(device)],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if proc.returncode == 0:
-        return "done"
-    lines = proc.stderr.decode(errors="replace").strip().splitlines()
-    return "failed: " + (lines[-1] if lines else f"exit status {proc.returncode}")
+def _warm_up_in_process(device: int, jobs: int = 1) -> str:
+    """Run :mod:`fastapsp.kernels.warmup`'s parts in ``jobs`` processes side by side (CuPy compiles its kernels
+    one at a time in a process; a process left without a part exits at once); ``"done"``, or what went wrong
+    in one line."""
+    jobs = max(1, jobs)
+    procs = [subprocess.Popen([sys.executable, "-m", "fastapsp.kernels.warmup", str(device), str(j), str(jobs)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for j in range(jobs)]
+    failures = []
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode:
+            lines = err.decode(errors="replace").strip().splitlines()
+            failures.append(lines[-1] if lines else f"exit status {proc.returncode}")
+    return "done" if not failures else "failed: " + failures[0]
 
 
 def build(*, jobs: int | None = None, force: bool = False, device: int | None = None) -> dict:
@@ -344,7 +356,7 @@ def build(*, jobs: int | None = None, force: bool = False, device: int | None = 
                 info["jobs"] = _jobs(jobs, len(todo))
                 _compile_in_processes(every, todo, info["jobs"], device)
                 info["compiled"] = len(todo)
-            info["warm_up"] = _warm_up_in_process(device)
+            info["warm_up"] = _warm_up_in_process(device, _jobs(jobs, len(every)))
             info["built"] = True
             info["seconds"] = round(time.perf_counter() - start, 3)
             tmp = f"{stamp}.tmp{os.getpid()}"
