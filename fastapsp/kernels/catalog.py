@@ -21,7 +21,7 @@ the warm-up solves, for CuPy's kernels, which no tool can build ahead.
 A *stamp* file in that folder records a finished build.  Its name hashes
 everything a build depends on (the kernel sources, the variant list, the
 fastapsp, CuPy and NVRTC versions, the GPU's architecture and the prebuilt
-binaries' index and how many of them this GPU runs), so a changed
+binaries' index and the code this GPU runs from it), so a changed
 source or a new GPU model builds again and an unchanged one costs a file
 check.  A lock file serialises builders: when several ranks of a job start at
 once on one node, one compiles and the others wait for its stamp.  CuPy writes
