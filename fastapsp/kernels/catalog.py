@@ -268,6 +268,17 @@ def _jobs(requested: int | None, count: int) -> int:
     return max(1, min(cores, _MAX_JOBS, count))
 
 
+def _failures(procs) -> list[str]:
+    """Wait for every process of ``procs``; the last line of each failed one's stderr (or its exit status)."""
+    failures = []
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode:
+            lines = err.decode(errors="replace").strip().splitlines()
+            failures.append(lines[-1] if lines else f"exit status {proc.returncode}")
+    return failures
+
+
 def _compile_in_processes(every: list[Variant], todo: list[int], jobs: int, device: int) -> None:
     """Compile the variants ``every[i]`` for ``i`` in ``todo`` (``every`` is :func:`variants`; the workers find
     them by position) in ``jobs`` processes, largest sources first."""
@@ -278,12 +289,7 @@ def _compile_in_processes(every: list[Variant], todo: list[int], jobs: int, devi
         if share:
             cmd = [sys.executable, "-m", "fastapsp.kernels.catalog", str(device), *map(str, share)]
             procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-    failures = []
-    for proc in procs:
-        _, err = proc.communicate()
-        if proc.returncode:
-            lines = err.decode(errors="replace").strip().splitlines()
-            failures.append(lines[-1] if lines else f"exit status {proc.returncode}")
+    failures = _failures(procs)
     if failures:
         from ..errors import BackendError
 
@@ -298,12 +304,7 @@ def _warm_up_in_process(device: int, jobs: int = 1) -> str:
     jobs = max(1, jobs)
     procs = [subprocess.Popen([sys.executable, "-m", "fastapsp.kernels.warmup", str(device), str(j), str(jobs)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for j in range(jobs)]
-    failures = []
-    for proc in procs:
-        _, err = proc.communicate()
-        if proc.returncode:
-            lines = err.decode(errors="replace").strip().splitlines()
-            failures.append(lines[-1] if lines else f"exit status {proc.returncode}")
+    failures = _failures(procs)
     return "done" if not failures else "failed: " + failures[0]
 
 
