@@ -230,6 +230,35 @@ def test_min_plus_strided_views(dtype, accumulate):
     np.testing.assert_array_equal(got_block.get(), ref_block)
 
 
+def _real_operand(rng, shape, dtype):
+    """Non-negative reals over twelve orders of magnitude, zeros (both signs) and +inf."""
+    x = (rng.random(shape) * 10.0 ** rng.integers(-6, 6, shape)).astype(dtype)
+    x[rng.random(shape) < 0.05] = 0.0
+    x[rng.random(shape) < 0.02] = -0.0
+    x[rng.random(shape) < 0.2] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("m,k,n", [(70, 20, 300), (129, 65, 1000), (1000, 100, 129), (131, 31, 1300), (64, 2, 64)])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("smallk", [True, False])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_min_plus_real_weights(m, k, n, dtype, smallk, accumulate):
+    """Real (not whole) distances: each a + b is rounded once on either side, so the minima agree bit
+    for bit -- the float kernels compare non-negative values as their bit patterns."""
+    from fastapsp.stages._cuda import min_plus_cuda
+
+    rng = np.random.default_rng(m + 3 * k + n)
+    a, b = _real_operand(rng, (m, k), dtype), _real_operand(rng, (k, n), dtype)
+    init = _real_operand(rng, (m, n), dtype)
+    ref = min_plus(a, b, out=init.copy(), accumulate=accumulate)
+    out = cp.asarray(init)
+    min_plus_cuda(cp.asarray(a), cp.asarray(b), out, accumulate, smallk=smallk)
+    got = out.get()
+    np.testing.assert_array_equal(got, ref)  # -0.0 == 0.0: a zero of either sign is the same distance
+    assert (got >= 0).all()
+
+
 def test_min_plus_zero_inner_dimension():
     out = cp.zeros((3, 4))
     min_plus(cp.zeros((3, 0)), cp.zeros((0, 4)), out=out)

@@ -97,17 +97,18 @@ __device__ __forceinline__ void fw_phase3_tile(REAL* D, long long ld, int n, int
 }
 
 // One matrix: the host launches these for kb = 0 .. nt - 1.
-extern "C" __global__ void __launch_bounds__(MP_THREADS) fw_phase1(REAL* D, long long ld, int n, int kb)
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS) fw_phase1(REAL* D, long long ld, int n, int kb)
 {
     fw_phase1_tile(D, ld, n, kb);
 }
 
+// 2 (nt - 1) blocks a pivot: too few for the occupancy hint to matter, and held to it this one spills.
 extern "C" __global__ void __launch_bounds__(MP_THREADS) fw_phase2(REAL* D, long long ld, int n, int kb)
 {
     fw_phase2_tile(D, ld, n, kb, blockIdx.x, blockIdx.y);
 }
 
-extern "C" __global__ void __launch_bounds__(MP_THREADS) fw_phase3(REAL* D, long long ld, int n, int kb)
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS) fw_phase3(REAL* D, long long ld, int n, int kb)
 {
     fw_phase3_tile(D, ld, n, kb, blockIdx.x, blockIdx.y);
 }
@@ -117,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(MP_THREADS) fw_phase3(REAL* D, long
 // (the whole block, before any barrier).  One launch per phase and pivot for the
 // batch instead of one per matrix: a component of ~1,000 vertices takes 48
 // launches to close, and a million-vertex graph has ~1,000 components.
-extern "C" __global__ void __launch_bounds__(MP_THREADS)
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
 fw_phase1_batch(REAL* const* D, const long long* ld, const int* n, int kb)
 {
     const int z = blockIdx.z;
@@ -125,7 +126,7 @@ fw_phase1_batch(REAL* const* D, const long long* ld, const int* n, int kb)
     fw_phase1_tile(D[z], ld[z], n[z], kb);
 }
 
-extern "C" __global__ void __launch_bounds__(MP_THREADS)
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
 fw_phase2_batch(REAL* const* D, const long long* ld, const int* n, int kb)
 {
     const int z = blockIdx.z, nt = (n[z] + FW_TILE - 1) / FW_TILE;
@@ -133,7 +134,7 @@ fw_phase2_batch(REAL* const* D, const long long* ld, const int* n, int kb)
     fw_phase2_tile(D[z], ld[z], n[z], kb, blockIdx.x, blockIdx.y);
 }
 
-extern "C" __global__ void __launch_bounds__(MP_THREADS)
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
 fw_phase3_batch(REAL* const* D, const long long* ld, const int* n, int kb)
 {
     const int z = blockIdx.z, nt = (n[z] + FW_TILE - 1) / FW_TILE;

@@ -12,7 +12,7 @@
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-extern "C" __global__ void __launch_bounds__(MP_THREADS)
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
 grouped_min_plus(const REAL* A, long long lda, const REAL* LB, const long long* lb_offset,
                  const long long* starts, const long long* bstart, const int* tile_group,
                  const long long* tile_col, REAL* C, long long ldc, int M)

@@ -109,7 +109,7 @@ min_plus_smallk_u16(const unsigned int* Ae, const unsigned int* Be, long long ld
         }
 #endif
         const int tiles = (int)((last - first + MP_TILE - 1) / MP_TILE);
-        smallk_columns(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, first, tiles, sm.f, crow);
+        smallk_columns<true>(A, lda, B, ldb, C, ldc, M, N, K, accumulate, r0, first, tiles, sm.f, crow);
         return;
     }
 

@@ -43,10 +43,11 @@ __device__ __forceinline__ void by_k4(int K4, Fn&& fn)
     }
 }
 
-template <int KK>
+// Spare: one relaxation a step (minplus_tile's Spare).
+template <int KK, bool Spare>
 __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem& sm, int buf, int tx, int ty)
 {
-    if constexpr (KK <= SK_MAXK) {  // larger KK is never called (the host keeps K <= SK_MAXK)
+    if constexpr (KK <= SK_MAXK && Spare) {
 #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
             REAL a[4], b[4];
@@ -59,6 +60,22 @@ __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem
 #pragma unroll
                 for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
         }
+    } else if constexpr (KK <= SK_MAXK) {  // larger KK is never called (the host keeps K <= SK_MAXK)
+#pragma unroll
+        for (int kk = 0; kk < KK; kk += 2) {  // two rows of K a step (KK is a multiple of 4)
+            REAL a[2][4], b[2][4];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) a[h][i] = sm.a[kk + h][4 * ty + i];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) b[h][j] = sm.b[buf][kk + h][4 * tx + j];
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] = real_min3(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]);
+        }
     }
 }
 
@@ -66,6 +83,7 @@ __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem
 // (fewer at the end of N): C = [min(C,)] A (x) B (crow: rows of C scattered, minplus_tile.cuh's
 // row_offset).  Every thread of the block calls it; it
 // overwrites all of `sm`, so a caller that used it before must have passed a barrier since.
+template <bool Spare = false>
 __device__ __forceinline__ void smallk_columns(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C,
                                                long long ldc, int M, int N, int K, int accumulate, long long r0,
                                                long long first, int tiles, SmallKSmem& sm,
@@ -108,7 +126,7 @@ __device__ __forceinline__ void smallk_columns(const REAL* A, long long lda, con
         const long long* trow = tile_rows(crow, r0);
         REAL acc[4][4];
         tile_load(acc, tile_c, ldc, rows, cols, accumulate != 0, trow);
-        by_k4(K4, [&](auto steps) { smallk_sweep<decltype(steps)::value>(acc, sm, buf, tx, ty); });
+        by_k4(K4, [&](auto steps) { smallk_sweep<decltype(steps)::value, Spare>(acc, sm, buf, tx, ty); });
         tile_store(acc, tile_c, ldc, rows, cols, trow);
     }
 }

@@ -16,6 +16,10 @@
 #define MP_TILE 64
 #define MP_KC 16
 #define MP_THREADS 256
+// Resident blocks an SM asked of the register allocator by the kernels built on minplus_tile
+// (at most 85 registers a thread in float32): left free, it takes up to 127 in Floyd-Warshall
+// and the grouped product, which leaves room for two blocks.
+#define MP_MIN_BLOCKS (sizeof(REAL) == 4 ? 3 : 2)
 #ifndef MP_CUT_TAIL  // 1: sweep a partial last chunk only as far as K (min_plus_cuda picks it by K)
 #define MP_CUT_TAIL 0
 #endif
@@ -29,16 +33,17 @@ struct MinPlusSmem {
 // start on: all MP_KC of them, or with Cut (MP_CUT_TAIL unless named), for a partial last chunk,
 // only `left` rounded up to 4 (the rows past K read as +inf).  Shared by
 // minplus_tile and min_plus_u16.cu (which always cuts: its padding is +inf either way).
-template <bool Cut = (MP_CUT_TAIL != 0), class Step>
+// With Stride 2, step(kk) takes rows kk and kk + 1.
+template <bool Cut = (MP_CUT_TAIL != 0), int Stride = 1, class Step>
 __device__ __forceinline__ void sweep_chunk(Step&& step, int left)
 {
     if (!Cut || left >= MP_KC) {
 #pragma unroll
-        for (int kk = 0; kk < MP_KC; ++kk) step(kk);
+        for (int kk = 0; kk < MP_KC; kk += Stride) step(kk);
     } else {
         for (int k4 = 0; k4 < left; k4 += 4) {
 #pragma unroll
-            for (int kk = 0; kk < 4; ++kk) step(k4 + kk);
+            for (int kk = 0; kk < 4; kk += Stride) step(k4 + kk);
         }
     }
 }
@@ -206,20 +211,55 @@ __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, lon
 // acc <- min(acc, A (x) B) over the tile: A points at row 0 of the tile's rows
 // (rows x K, leading dimension lda), B at column 0 of its columns (K x cols, ldb).
 // Every thread of the block must call this (it synchronises the block).
+//
+// A chunk of a whole tile (64 rows, 64 columns, MP_KC rows of K left) is fetched without a
+// test a value, from addresses formed once; float B slices on 16-byte boundaries are read as
+// one vector a thread (row t / 16 of the chunk, columns 4 (t % 16) ..).  The chunks of the
+// last row and column tiles and the last chunk of K test every value.  Spare: every chunk tested
+// and one relaxation a step, fewer registers -- for the packed kernels, whose float32 path is a
+// fallback that must not make them spill.
+template <bool Spare = false>
 __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, long long lda, const REAL* B,
                                              long long ldb, int rows, int cols, int K, MinPlusSmem& sm)
 {
     const int t = threadIdx.x;
     const int tx = t & 15, ty = t >> 4;
     const int a_col = t & 15, a_row = t >> 4;  // this thread fetches A rows a_row + 16p, column a_col
-    const int b_col = t & 63, b_row = t >> 6;  // and B rows b_row + 4p, column b_col
+    // and B rows b_row + 4p, column b_col -- or, as vectors, row v_row, columns v_col ..
+    const int b_col = t & 63, b_row = t >> 6;
+    const int v_row = t >> 4, v_col = 4 * (t & 15);
+    const bool whole = !Spare && rows == MP_TILE && cols == MP_TILE;
+    const bool vec_b = !Spare && sizeof(REAL) == 4 && aligned16(B, ldb);
+    const REAL* a_at = A + (long long)a_row * lda + a_col;
+    const long long a_step = 16 * lda;
     REAL ra[4], rb[4];
 
     auto fetch = [&](int k0) {
+        if (whole && k0 + MP_KC <= K) {
+#pragma unroll
+            for (int p = 0; p < 4; ++p) ra[p] = a_at[p * a_step + k0];
+            if constexpr (sizeof(REAL) == 4) {
+                if (vec_b) {
+                    const float4 v = *reinterpret_cast<const float4*>(B + (long long)(k0 + v_row) * ldb + v_col);
+                    rb[0] = v.x, rb[1] = v.y, rb[2] = v.z, rb[3] = v.w;
+                    return;
+                }
+            }
+#pragma unroll
+            for (int p = 0; p < 4; ++p) rb[p] = B[(long long)(k0 + b_row + 4 * p) * ldb + b_col];
+            return;
+        }
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
             const int r = a_row + 16 * p, k = k0 + a_col;
             ra[p] = (r < rows && k < K) ? A[(long long)r * lda + k] : INF_R;
+        }
+        if (vec_b) {
+            const int k = k0 + v_row;
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                rb[j] = (k < K && v_col + j < cols) ? B[(long long)k * ldb + v_col + j] : INF_R;
+            return;
         }
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
@@ -232,23 +272,45 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
     for (int k0 = 0; k0 < K; k0 += MP_KC) {
         __syncthreads();  // the previous chunk is no longer read
 #pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            sm.a[a_col][a_row + 16 * p] = ra[p];
-            sm.b[b_row + 4 * p][b_col] = rb[p];
+        for (int p = 0; p < 4; ++p) sm.a[a_col][a_row + 16 * p] = ra[p];
+        if (vec_b) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) sm.b[v_row][v_col + j] = rb[j];
+        } else {
+#pragma unroll
+            for (int p = 0; p < 4; ++p) sm.b[b_row + 4 * p][b_col] = rb[p];
         }
         __syncthreads();
         if (k0 + MP_KC < K) fetch(k0 + MP_KC);
-        auto step = [&](int kk) {
-            REAL a[4], b[4];
+        if constexpr (Spare) {
+            auto step = [&](int kk) {
+                REAL a[4], b[4];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
+                for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) b[j] = sm.b[kk][4 * tx + j];
+                for (int j = 0; j < 4; ++j) b[j] = sm.b[kk][4 * tx + j];
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+            };
+            sweep_chunk(step, K - k0);
+            continue;
+        }
+        auto step = [&](int kk) {  // rows kk and kk + 1 of the chunk
+            REAL a[2][4], b[2][4];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) a[h][i] = sm.a[kk + h][4 * ty + i];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) b[h][j] = sm.b[kk + h][4 * tx + j];
+            }
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+                for (int j = 0; j < 4; ++j) acc[i][j] = real_min3(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]);
         };
-        sweep_chunk(step, K - k0);
+        sweep_chunk<(MP_CUT_TAIL != 0), 2>(step, K - k0);
     }
 }

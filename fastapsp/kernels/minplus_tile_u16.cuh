@@ -91,7 +91,7 @@ __device__ __forceinline__ void float_tiles(const float* At, long long lda, cons
         const int tc = (int)min((long long)MP_TILE, cols - c0);
         float facc[4][4];
         tile_load(facc, Ct + c0, ldc, rows, tc, accumulate != 0, crow);
-        minplus_tile(facc, At, lda, Bt + c0, ldb, rows, tc, K, sm);  // starts with a barrier
+        minplus_tile<true>(facc, At, lda, Bt + c0, ldb, rows, tc, K, sm);  // starts with a barrier
         tile_store(facc, Ct + c0, ldc, rows, tc, crow);
     }
 }
