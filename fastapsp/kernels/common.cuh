@@ -28,9 +28,8 @@ __device__ __forceinline__ double real_min(double a, double b) { return fmin(a, 
 
 // min(a, b, c) of non-negative values (+inf included), the inner step of the float min-plus
 // products with two relaxations a step.  On sm_90 one three-way integer minimum (DPX) of the bit
-// patterns, whose order read as signed integers is the numeric order for such numbers: half the
-// minimum instructions of two fminf, which share one pipe with the additions' neighbours and
-// bound the float32 products.
+// patterns, whose order read as signed integers is the numeric order for such numbers: one
+// instruction where two fminf take two (docs/kernels.md has the measurements).
 __device__ __forceinline__ float real_min3(float a, float b, float c)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
