@@ -32,6 +32,11 @@ VARIANTS = [  # name, keywords of min_plus_cuda (packed="never" unless given), c
     ("float32_tiled", {"smallk": False}, ()),  # min_plus.cu, tail cut as it picks by K
     ("float32_tiled_full_chunks", {"smallk": False}, ("-DMP_CUT_TAIL=0",)),
     ("float32_tiled_cut_tail", {"smallk": False}, ("-DMP_CUT_TAIL=1",)),
+    # min_plus.cu's float32 tiles: 64 x 64 (one column group a thread; the default before two) and
+    # 64 x 128 built for 3 blocks an SM (80 registers, spills) instead of 2. ("float32_wide" in
+    # results/min-plus-float-min3/h100/kern-wide.txt: two groups, before they became the default.)
+    ("float32_one_group", {"smallk": False}, ("-DMP_CW=1",)),
+    ("float32_wide_3_blocks", {"smallk": False}, ("-DMP_CW=2", "-DMP_CW_BLOCKS=3")),
     ("u16_dpx", {"packed": "always"}, ()),
     ("u16_split", {"packed": "always"}, ("-DU16_SPLIT",)),
     # Evict-first stores of the row block: min_plus_smallk.cu's default since 90da1d0's measurement

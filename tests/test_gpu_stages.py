@@ -242,10 +242,12 @@ def _real_operand(rng, shape, dtype):
 @pytest.mark.parametrize("m,k,n", [(70, 20, 300), (129, 65, 1000), (1000, 100, 129), (131, 31, 1300), (64, 2, 64)])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("smallk", [True, False])
+@pytest.mark.parametrize("options", [(), ("-DMP_CW=1",)])
 @pytest.mark.parametrize("accumulate", [False, True])
-def test_min_plus_real_weights(m, k, n, dtype, smallk, accumulate):
+def test_min_plus_real_weights(m, k, n, dtype, smallk, options, accumulate):
     """Real (not whole) distances: each a + b is rounded once on either side, so the minima agree bit
-    for bit -- the float kernels compare non-negative values as their bit patterns."""
+    for bit -- the float kernels compare non-negative values as their bit patterns.  ``min_plus.cu``
+    with the tiles min_plus_cuda picks (float32: two column groups) and with one group."""
     from fastapsp.stages._cuda import min_plus_cuda
 
     rng = np.random.default_rng(m + 3 * k + n)
@@ -253,7 +255,7 @@ def test_min_plus_real_weights(m, k, n, dtype, smallk, accumulate):
     init = _real_operand(rng, (m, n), dtype)
     ref = min_plus(a, b, out=init.copy(), accumulate=accumulate)
     out = cp.asarray(init)
-    min_plus_cuda(cp.asarray(a), cp.asarray(b), out, accumulate, smallk=smallk)
+    min_plus_cuda(cp.asarray(a), cp.asarray(b), out, accumulate, options=options, smallk=smallk)
     got = out.get()
     np.testing.assert_array_equal(got, ref)  # -0.0 == 0.0: a zero of either sign is the same distance
     assert (got >= 0).all()

@@ -24,10 +24,13 @@
 #define MP_CUT_TAIL 0
 #endif
 
-struct MinPlusSmem {
+// CW: column groups of 64 a tile (min_plus.cu's MP_CW; 1 everywhere else).
+template <int CW>
+struct MinPlusSmemT {
     REAL a[MP_KC][MP_TILE + 4];  // padded: the transposed stores spread over the banks
-    REAL b[MP_KC][MP_TILE];
+    REAL b[MP_KC][MP_TILE * CW];
 };
+typedef MinPlusSmemT<1> MinPlusSmem;
 
 // step(kk) for the rows kk of one chunk of K that has `left` rows of K from its
 // start on: all MP_KC of them, or with Cut (MP_CUT_TAIL unless named), for a partial last chunk,
@@ -212,27 +215,31 @@ __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, lon
 // (rows x K, leading dimension lda), B at column 0 of its columns (K x cols, ldb).
 // Every thread of the block must call this (it synchronises the block).
 //
-// A chunk of a whole tile (64 rows, 64 columns, MP_KC rows of K left) is fetched without a
+// A tile of CW column groups is 64 x 64 CW: thread (ty, tx) keeps rows 4 ty .. 4 ty + 3 and, in
+// each group g, columns 64 g + 4 tx .. 64 g + 4 tx + 3 (acc[i][4 g + j]), so a step reads one
+// vector of A for CW of B, and each store of a row covers 256 contiguous bytes.
+// A chunk of a whole tile (all its rows and columns, MP_KC rows of K left) is fetched without a
 // test a value, from addresses formed once; float B slices on 16-byte boundaries are read as
-// one vector a thread (row t / 16 of the chunk, columns 4 (t % 16) ..).  The chunks of the
+// vectors (row t / 16 of the chunk, columns 64 g + 4 (t % 16) ..).  The chunks of the
 // last row and column tiles and the last chunk of K test every value.  Spare: every chunk tested
 // and one relaxation a step, fewer registers -- for the packed kernels, whose float32 path is a
 // fallback that must not make them spill.
-template <bool Spare = false>
-__device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, long long lda, const REAL* B,
-                                             long long ldb, int rows, int cols, int K, MinPlusSmem& sm)
+template <bool Spare = false, int CW = 1>
+__device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4 * CW], const REAL* A, long long lda, const REAL* B,
+                                             long long ldb, int rows, int cols, int K, MinPlusSmemT<CW>& sm)
 {
+    static_assert(!Spare || CW == 1, "the spare form is one column group");
     const int t = threadIdx.x;
     const int tx = t & 15, ty = t >> 4;
     const int a_col = t & 15, a_row = t >> 4;  // this thread fetches A rows a_row + 16p, column a_col
-    // and B rows b_row + 4p, column b_col -- or, as vectors, row v_row, columns v_col ..
+    // and B rows b_row + 4p, columns 64 g + b_col -- or, as vectors, row v_row, columns 64 g + v_col ..
     const int b_col = t & 63, b_row = t >> 6;
     const int v_row = t >> 4, v_col = 4 * (t & 15);
-    const bool whole = !Spare && rows == MP_TILE && cols == MP_TILE;
+    const bool whole = !Spare && rows == MP_TILE && cols == MP_TILE * CW;
     const bool vec_b = !Spare && sizeof(REAL) == 4 && aligned16(B, ldb);
     const REAL* a_at = A + (long long)a_row * lda + a_col;
     const long long a_step = 16 * lda;
-    REAL ra[4], rb[4];
+    REAL ra[4], rb[CW][4];
 
     auto fetch = [&](int k0) {
         if (whole && k0 + MP_KC <= K) {
@@ -240,13 +247,19 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
             for (int p = 0; p < 4; ++p) ra[p] = a_at[p * a_step + k0];
             if constexpr (sizeof(REAL) == 4) {
                 if (vec_b) {
-                    const float4 v = *reinterpret_cast<const float4*>(B + (long long)(k0 + v_row) * ldb + v_col);
-                    rb[0] = v.x, rb[1] = v.y, rb[2] = v.z, rb[3] = v.w;
+                    const REAL* row = B + (long long)(k0 + v_row) * ldb + v_col;
+#pragma unroll
+                    for (int g = 0; g < CW; ++g) {
+                        const float4 v = *reinterpret_cast<const float4*>(row + MP_TILE * g);
+                        rb[g][0] = v.x, rb[g][1] = v.y, rb[g][2] = v.z, rb[g][3] = v.w;
+                    }
                     return;
                 }
             }
 #pragma unroll
-            for (int p = 0; p < 4; ++p) rb[p] = B[(long long)(k0 + b_row + 4 * p) * ldb + b_col];
+            for (int g = 0; g < CW; ++g)
+#pragma unroll
+                for (int p = 0; p < 4; ++p) rb[g][p] = B[(long long)(k0 + b_row + 4 * p) * ldb + MP_TILE * g + b_col];
             return;
         }
 #pragma unroll
@@ -257,15 +270,21 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
         if (vec_b) {
             const int k = k0 + v_row;
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
-                rb[j] = (k < K && v_col + j < cols) ? B[(long long)k * ldb + v_col + j] : INF_R;
+            for (int g = 0; g < CW; ++g)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const int c = MP_TILE * g + v_col + j;
+                    rb[g][j] = (k < K && c < cols) ? B[(long long)k * ldb + c] : INF_R;
+                }
             return;
         }
 #pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            const int k = k0 + b_row + 4 * p;
-            rb[p] = (k < K && b_col < cols) ? B[(long long)k * ldb + b_col] : INF_R;
-        }
+        for (int g = 0; g < CW; ++g)
+#pragma unroll
+            for (int p = 0; p < 4; ++p) {
+                const int k = k0 + b_row + 4 * p, c = MP_TILE * g + b_col;
+                rb[g][p] = (k < K && c < cols) ? B[(long long)k * ldb + c] : INF_R;
+            }
     };
 
     fetch(0);
@@ -273,12 +292,15 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
         __syncthreads();  // the previous chunk is no longer read
 #pragma unroll
         for (int p = 0; p < 4; ++p) sm.a[a_col][a_row + 16 * p] = ra[p];
-        if (vec_b) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) sm.b[v_row][v_col + j] = rb[j];
-        } else {
+        for (int g = 0; g < CW; ++g) {
+            if (vec_b) {
 #pragma unroll
-            for (int p = 0; p < 4; ++p) sm.b[b_row + 4 * p][b_col] = rb[p];
+                for (int j = 0; j < 4; ++j) sm.b[v_row][MP_TILE * g + v_col + j] = rb[g][j];
+            } else {
+#pragma unroll
+                for (int p = 0; p < 4; ++p) sm.b[b_row + 4 * p][MP_TILE * g + b_col] = rb[g][p];
+            }
         }
         __syncthreads();
         if (k0 + MP_KC < K) fetch(k0 + MP_KC);
@@ -298,18 +320,18 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4], const REAL* A, l
             continue;
         }
         auto step = [&](int kk) {  // rows kk and kk + 1 of the chunk
-            REAL a[2][4], b[2][4];
+            REAL a[2][4], b[2][4 * CW];
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
 #pragma unroll
                 for (int i = 0; i < 4; ++i) a[h][i] = sm.a[kk + h][4 * ty + i];
 #pragma unroll
-                for (int j = 0; j < 4; ++j) b[h][j] = sm.b[kk + h][4 * tx + j];
+                for (int j = 0; j < 4 * CW; ++j) b[h][j] = sm.b[kk + h][MP_TILE * (j >> 2) + 4 * tx + (j & 3)];
             }
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = real_min3(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]);
+                for (int j = 0; j < 4 * CW; ++j) acc[i][j] = real_min3(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]);
         };
         sweep_chunk<(MP_CUT_TAIL != 0), 2>(step, K - k0);
     }

@@ -54,6 +54,10 @@ _SSSP_DIRECTION = "push"
 _SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its block queue)
 _CUT_TAIL = ("-DMP_CUT_TAIL=1",)  # min_plus.cu sweeps the partial last chunk of K only as far as K
 _SMALLK_U16_WIDE = ("-DSKU_MAXK=48",)  # min_plus_smallk_u16.cu for K from 33 to 48
+# min_plus.cu in float32 with tiles of 64 x 128 (two column groups a thread): 7-26% faster than 64 x 64
+# at every shape measured on one H100 (M = 100 to 1,730, K = 36 to 150, N = 2^20; docs/kernels.md).
+# Not with a row map, whose build of it spills registers.
+_TWO_GROUPS = ("-DMP_CW=2",)
 _ROW_MAP = ("-DMP_ROW_MAP",)  # the min-plus kernels that write rows scattered over a device result
 # Up to this K, min_plus_smallk_u16.cu writing a device result's rows is built for 3 resident blocks per
 # SM (85 registers, no spills) rather than 4: 1,450 rows x 114,599 columns on one H100, rows off 16 bytes,
@@ -68,21 +72,25 @@ _COOPERATIVE = ("-DFASTAPSP_COOPERATIVE",)  # sssp.cu's persistent kernels (all 
 def kernel_variants() -> list[tuple]:
     """The kernel modules this file can launch, as ``(file, kernel, dtype, index dtype, options, cooperative)``
     (:mod:`fastapsp.kernels.catalog` builds them ahead of the first solve)."""
-    out = []
+    # min_plus.cu: in float32 with two column groups, except into a device result's rows (below).
+    out = [("min_plus.cu", "min_plus", "float32", "int32", _TWO_GROUPS),
+           ("min_plus.cu", "min_plus", "float32", "int32", _CUT_TAIL + _TWO_GROUPS),
+           ("min_plus.cu", "min_plus", "float64"), ("min_plus.cu", "min_plus", "float64", "int32", _CUT_TAIL)]
     for real in ("float32", "float64"):
-        out += [("min_plus.cu", "min_plus", real), ("min_plus.cu", "min_plus", real, "int32", _CUT_TAIL),
-                ("min_plus_smallk.cu", "min_plus_smallk", real), ("floyd_warshall.cu", "fw_phase1", real),
+        out += [("min_plus_smallk.cu", "min_plus_smallk", real), ("floyd_warshall.cu", "fw_phase1", real),
                 ("assemble.cu", "assemble_interior", real), ("grouped_min_plus.cu", "grouped_min_plus", real)]
         for index in ("int32", "int64"):
             out += [("build.cu", "build_local_batch", real, index), ("sssp.cu", "sssp_init", real, index),
                     ("sssp.cu", "bfs_push_persistent", real, index, _COOPERATIVE, True)]
     # The 16-bit products take float32 operands only.
-    out += [("min_plus_u16.cu", "min_plus_u16", "float32"),
-            ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32"),
-            ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _SMALLK_U16_WIDE)]
-    # The same products into the rows of a float32 result kept on the device (min_plus_cuda's out_rows).
-    out += [(v[0], v[1], "float32", "int32", (v[4] if len(v) > 4 else ()) + _ROW_MAP)
-            for v in out if v[0].startswith("min_plus") and v[2] == "float32"]
+    packed = [("min_plus_u16.cu", "min_plus_u16", "float32"),
+              ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32"),
+              ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _SMALLK_U16_WIDE)]
+    out += packed
+    # The float32 products into the rows of a result kept on the device (min_plus_cuda's out_rows).
+    into_rows = packed + [("min_plus.cu", "min_plus", "float32"), ("min_plus.cu", "min_plus", "float32", "int32", _CUT_TAIL),
+                          ("min_plus_smallk.cu", "min_plus_smallk", "float32")]
+    out += [(v[0], v[1], "float32", "int32", (v[4] if len(v) > 4 else ()) + _ROW_MAP) for v in into_rows]
     out += [("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _ROW_MAP + _THREE_BLOCKS)]
     return out
 
@@ -169,6 +177,9 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     if not (wide_u16 or smallk_f or smallk_u16) and not any(o.startswith("-DMP_CUT_TAIL") for o in options) \
             and _cut_tail(k):
         options += _CUT_TAIL
+    if not (wide_u16 or smallk_f or smallk_u16) and dtype == np.float32 and out_rows is None \
+            and not any(o.startswith("-DMP_CW") for o in options):
+        options += _TWO_GROUPS
     if smallk_u16 and k > 32:  # shared memory and registers for K up to 48 (that build is slower at K <= 32)
         options += _SMALLK_U16_WIDE
     if out_rows is not None:  # the kernels built to follow the row map (the others ignore it)
@@ -183,7 +194,8 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     elif smallk_f:
         kernel, width = get_kernel("min_plus_smallk.cu", "min_plus_smallk", dtype, options=options), _SMALLK_COLS
     else:
-        kernel, width = get_kernel("min_plus.cu", "min_plus", dtype, options=options), _TILE
+        kernel = get_kernel("min_plus.cu", "min_plus", dtype, options=options)
+        width = _TILE * (2 if _TWO_GROUPS[0] in options else 1)
     cols_per_launch = MAX_GRID_Y * width
     sixteen = wide_u16 or smallk_u16  # the 16-bit kernels take a fallback counter
     counter = None  # count_fallbacks: the tiles that fell back to float32
