@@ -6,30 +6,50 @@
 //     C[i, x] = min over t < nb[q] of  A[i, bstart[q] + t] + L_q[t, x - starts[q]]
 // where L_q (nb[q] x c_q, row-major) is stored at LB + lb_offset[q].  A group
 // without boundary vertices gives +inf.  Grid: (column tiles, ceil(M / 64)); the
-// column tile t covers columns tile_col[t] .. of group tile_group[t], never
-// crossing into the next group, so each block reads one L_q.  256 threads a
-// block, 4 x 4 outputs a thread (minplus_tile.cuh).
+// column tile t covers columns tile_col[t] .. tile_col[t] + 64 MP_CW - 1 of group tile_group[t],
+// never crossing into the next group, so each block reads one L_q.  256 threads a
+// block, 4 x 4 MP_CW outputs a thread (minplus_tile.cuh).
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
+#ifndef MP_CW  // column groups of 64 a tile (min_plus.cu's): the host sizes its column tiles to match
+#define MP_CW 1
+#endif
+#if MP_CW == 1
+#define GM_BLOCKS MP_MIN_BLOCKS
+#else
+#define GM_BLOCKS 2  // 128 registers
+#endif
+
+extern "C" __global__ void __launch_bounds__(MP_THREADS, GM_BLOCKS)
 grouped_min_plus(const REAL* A, long long lda, const REAL* LB, const long long* lb_offset,
                  const long long* starts, const long long* bstart, const int* tile_group,
                  const long long* tile_col, REAL* C, long long ldc, int M)
 {
-    __shared__ __align__(16) MinPlusSmem sm;
+    __shared__ __align__(16) MinPlusSmemT<MP_CW> sm;
     const int q = tile_group[blockIdx.x];
     const long long c0 = tile_col[blockIdx.x];
     const long long g0 = starts[q], g1 = starts[q + 1];
     const long long r0 = (long long)blockIdx.y * MP_TILE;
     const int rows = (int)min((long long)MP_TILE, (long long)M - r0);
-    const int cols = (int)min((long long)MP_TILE, g1 - c0);
+    const int cols = (int)min((long long)MP_TILE * MP_CW, g1 - c0);
     const int K = (int)(bstart[q + 1] - bstart[q]);
     const long long ldb = g1 - g0;
-    REAL acc[4][4];
-    tile_load(acc, C, ldc, rows, cols, false);
+    REAL acc[4][4 * MP_CW];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4 * MP_CW; ++j) acc[i][j] = INF_R;
     if (K > 0)
-        minplus_tile(acc, A + r0 * lda + bstart[q], lda, LB + lb_offset[q] + (c0 - g0), ldb, rows, cols, K, sm);
-    tile_store(acc, C + r0 * ldc + c0, ldc, rows, cols);
+        minplus_tile<false, MP_CW>(acc, A + r0 * lda + bstart[q], lda, LB + lb_offset[q] + (c0 - g0), ldb, rows, cols,
+                                   K, sm);
+#pragma unroll
+    for (int g = 0; g < MP_CW; ++g) {
+        REAL part[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) part[i][j] = acc[i][4 * g + j];
+        tile_store(part, C + r0 * ldc + c0 + MP_TILE * g, ldc, rows, cols - MP_TILE * g);
+    }
 }
-

@@ -72,13 +72,16 @@ _COOPERATIVE = ("-DFASTAPSP_COOPERATIVE",)  # sssp.cu's persistent kernels (all 
 def kernel_variants() -> list[tuple]:
     """The kernel modules this file can launch, as ``(file, kernel, dtype, index dtype, options, cooperative)``
     (:mod:`fastapsp.kernels.catalog` builds them ahead of the first solve)."""
-    # min_plus.cu: in float32 with two column groups, except into a device result's rows (below).
+    # min_plus.cu and grouped_min_plus.cu: in float32 with two column groups, except into a device
+    # result's rows (below).
     out = [("min_plus.cu", "min_plus", "float32", "int32", _TWO_GROUPS),
            ("min_plus.cu", "min_plus", "float32", "int32", _CUT_TAIL + _TWO_GROUPS),
-           ("min_plus.cu", "min_plus", "float64"), ("min_plus.cu", "min_plus", "float64", "int32", _CUT_TAIL)]
+           ("min_plus.cu", "min_plus", "float64"), ("min_plus.cu", "min_plus", "float64", "int32", _CUT_TAIL),
+           ("grouped_min_plus.cu", "grouped_min_plus", "float32", "int32", _TWO_GROUPS),
+           ("grouped_min_plus.cu", "grouped_min_plus", "float64")]
     for real in ("float32", "float64"):
         out += [("min_plus_smallk.cu", "min_plus_smallk", real), ("floyd_warshall.cu", "fw_phase1", real),
-                ("assemble.cu", "assemble_interior", real), ("grouped_min_plus.cu", "grouped_min_plus", real)]
+                ("assemble.cu", "assemble_interior", real)]
         for index in ("int32", "int64"):
             out += [("build.cu", "build_local_batch", real, index), ("sssp.cu", "sssp_init", real, index),
                     ("sssp.cu", "bfs_push_persistent", real, index, _COOPERATIVE, True)]
@@ -665,21 +668,23 @@ def grouped_min_plus_cuda(a, level, out):
     if rows == 0 or out.shape[1] == 0:
         return out
     dtype = _real(out.dtype)
-    meta = level._device.get("grouped")
+    # float32: tiles of 64 x 128, as min_plus.cu's (two column groups a thread)
+    options, width = (_TWO_GROUPS, 2 * _TILE) if dtype == np.float32 else ((), _TILE)
+    meta = level._device.get(("grouped", width))
     if meta is None:
         sizes = np.diff(level.starts)
-        tiles_per_group = -(-sizes // _TILE)
+        tiles_per_group = -(-sizes // width)
         tile_group = np.repeat(np.arange(sizes.size, dtype=np.int32), tiles_per_group)
         first_tile = np.repeat(np.cumsum(tiles_per_group) - tiles_per_group, tiles_per_group)
-        tile_col = level.starts[:-1][tile_group] + _TILE * (np.arange(tile_group.size) - first_tile)
+        tile_col = level.starts[:-1][tile_group] + width * (np.arange(tile_group.size) - first_tile)
         meta = (cp.asarray(level.lb_offset, dtype=cp.int64), cp.asarray(level.starts, dtype=cp.int64),
                 cp.asarray(level.bstart, dtype=cp.int64), cp.asarray(tile_group), cp.asarray(tile_col, dtype=cp.int64))
-        level._device["grouped"] = meta
+        level._device[("grouped", width)] = meta
     lb_offset, starts, bstart, tile_group, tile_col = meta
     a_, lda = row_major(a, dtype)
     c_, ldc = row_major(out, dtype)
     lb = level.lb if level.lb.dtype == dtype else level.lb.astype(dtype)
-    kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype)
+    kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype, options=options)
     rows_per_launch = MAX_GRID_Y * _TILE
     for r0 in range(0, rows, rows_per_launch):
         r1 = min(rows, r0 + rows_per_launch)

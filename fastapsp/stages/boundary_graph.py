@@ -79,7 +79,6 @@ __all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", 
 DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
 # Vertices aimed at per super-group when a level is too large for the dense closure.
 SUPER_SIZE = {"cupy": 2048, "numpy": 256}
-_TILE = 64  # column tile of grouped_min_plus.cu
 BATCH_ROWS = 128  # boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches),
 BATCH_BYTES = 512 << 20  # and at most this many bytes of them (fewer rows on graphs of many vertices)
 CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
