@@ -36,20 +36,9 @@ grouped_min_plus(const REAL* A, long long lda, const REAL* LB, const long long* 
     const int K = (int)(bstart[q + 1] - bstart[q]);
     const long long ldb = g1 - g0;
     REAL acc[4][4 * MP_CW];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4 * MP_CW; ++j) acc[i][j] = INF_R;
+    tile_load_groups<MP_CW>(acc, C, ldc, rows, cols, false);  // +inf
     if (K > 0)
         minplus_tile<false, MP_CW>(acc, A + r0 * lda + bstart[q], lda, LB + lb_offset[q] + (c0 - g0), ldb, rows, cols,
                                    K, sm);
-#pragma unroll
-    for (int g = 0; g < MP_CW; ++g) {
-        REAL part[4][4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) part[i][j] = acc[i][4 * g + j];
-        tile_store(part, C + r0 * ldc + c0 + MP_TILE * g, ldc, rows, cols - MP_TILE * g);
-    }
+    tile_store_groups<MP_CW>(acc, C + r0 * ldc + c0, ldc, rows, cols);
 }

@@ -32,23 +32,7 @@ min_plus(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C, lo
     REAL* tile = tile_origin(C, ldc, crow, r0, c0);
     const long long* trow = tile_rows(crow, r0);
     REAL acc[4][4 * MP_CW];
-#pragma unroll
-    for (int g = 0; g < MP_CW; ++g) {  // group g: columns 64 g .. of the tile
-        REAL part[4][4];
-        tile_load(part, tile + MP_TILE * g, ldc, rows, cols - MP_TILE * g, accumulate != 0, trow);
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][4 * g + j] = part[i][j];
-    }
+    tile_load_groups<MP_CW>(acc, tile, ldc, rows, cols, accumulate != 0, trow);
     minplus_tile<false, MP_CW>(acc, A + r0 * lda, lda, B + c0, ldb, rows, cols, K, sm);
-#pragma unroll
-    for (int g = 0; g < MP_CW; ++g) {
-        REAL part[4][4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) part[i][j] = acc[i][4 * g + j];
-        tile_store(part, tile + MP_TILE * g, ldc, rows, cols - MP_TILE * g, trow);
-    }
+    tile_store_groups<MP_CW>(acc, tile, ldc, rows, cols, trow);
 }

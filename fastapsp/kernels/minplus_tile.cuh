@@ -211,6 +211,37 @@ __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, lon
     }
 }
 
+// tile_load and tile_store of a tile of CW column groups: acc[i][4 g + j] is column 64 g + 4 tx + j
+// (minplus_tile's layout); cols counts the whole tile's columns.
+template <int CW>
+__device__ __forceinline__ void tile_load_groups(REAL (&acc)[4][4 * CW], const REAL* C, long long ldc, int rows,
+                                                 int cols, bool from_c, const long long* crow = nullptr)
+{
+#pragma unroll
+    for (int g = 0; g < CW; ++g) {
+        REAL part[4][4];
+        tile_load(part, C + MP_TILE * g, ldc, rows, cols - MP_TILE * g, from_c, crow);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][4 * g + j] = part[i][j];
+    }
+}
+template <int CW>
+__device__ __forceinline__ void tile_store_groups(const REAL (&acc)[4][4 * CW], REAL* C, long long ldc, int rows,
+                                                  int cols, const long long* crow = nullptr)
+{
+#pragma unroll
+    for (int g = 0; g < CW; ++g) {
+        REAL part[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) part[i][j] = acc[i][4 * g + j];
+        tile_store(part, C + MP_TILE * g, ldc, rows, cols - MP_TILE * g, crow);
+    }
+}
+
 // acc <- min(acc, A (x) B) over the tile: A points at row 0 of the tile's rows
 // (rows x K, leading dimension lda), B at column 0 of its columns (K x cols, ldb).
 // Every thread of the block must call this (it synchronises the block).
