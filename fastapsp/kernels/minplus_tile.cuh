@@ -1,11 +1,11 @@
-// One 64 x 64 tile of a min-plus product, the inner loop of min_plus.cu and of
-// phases 2 and 3 of floyd_warshall.cu.
+// One 64 x 64 tile of a min-plus product (or 64 x 128: two column groups), the inner loop of
+// min_plus.cu, grouped_min_plus.cu and phases 2 and 3 of floyd_warshall.cu.
 //
 // A block of 256 threads owns the tile; thread (ty, tx) = (t / 16, t % 16) keeps
-// the 4 x 4 outputs of rows 4*ty .. 4*ty+3 and columns 4*tx .. 4*tx+3 in
-// registers.  The inner dimension is swept in chunks of MP_KC: a 64 x MP_KC
+// the 4 x 4 outputs of rows 4*ty .. 4*ty+3 and columns 4*tx .. 4*tx+3 of each column group in
+// registers.  The inner dimension is swept in chunks of MP_KC, two rows of K a step: a 64 x MP_KC
 // slice of A (stored k-major, so a thread's 4 rows are one vector load) and an
-// MP_KC x 64 slice of B pass through shared memory, and the next chunk is
+// MP_KC x 64 slice of B per group pass through shared memory, and the next chunk is
 // fetched into registers while the current one is used.  Entries outside the
 // operands read as +inf, which leaves every minimum unchanged, so any shape works.
 // With MP_CUT_TAIL=1 a last chunk shorter than MP_KC is swept only as far as K,
