@@ -12,13 +12,10 @@
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-#ifndef MP_CW  // column groups of 64 a tile (min_plus.cu's): the host sizes its column tiles to match
-#define MP_CW 1
-#endif
-#if MP_CW == 1
+#if MP_CW == 1  // (the host sizes its column tiles to match MP_CW)
 #define GM_BLOCKS MP_MIN_BLOCKS
 #else
-#define GM_BLOCKS 2  // 128 registers
+#define GM_BLOCKS MP_CW_BLOCKS
 #endif
 
 extern "C" __global__ void __launch_bounds__(MP_THREADS, GM_BLOCKS)

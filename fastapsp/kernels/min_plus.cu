@@ -10,12 +10,6 @@
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-#ifndef MP_CW  // column groups of 64 a tile: 2 halves the fetches and barriers a relaxation (min_plus_cuda picks it)
-#define MP_CW 1
-#endif
-#ifndef MP_CW_BLOCKS  // two groups: resident blocks an SM asked of the register allocator (2: 128 registers)
-#define MP_CW_BLOCKS 2
-#endif
 #if MP_CW == 1  // one group: the allocator's own choice (64 registers in float32, four blocks an SM)
 #define MP_BOUNDS __launch_bounds__(MP_THREADS)
 #else

@@ -20,6 +20,15 @@
 // (at most 85 registers a thread in float32): left free, it takes up to 127 in Floyd-Warshall
 // and the grouped product, which leaves room for two blocks.
 #define MP_MIN_BLOCKS (sizeof(REAL) == 4 ? 3 : 2)
+// Column groups of 64 a tile of min_plus.cu and grouped_min_plus.cu: 2 (min_plus_cuda picks it in float32)
+// halves the fetches and barriers a relaxation; such a tile takes 128 registers, so its kernels ask for
+// MP_CW_BLOCKS resident blocks an SM.
+#ifndef MP_CW
+#define MP_CW 1
+#endif
+#ifndef MP_CW_BLOCKS
+#define MP_CW_BLOCKS 2
+#endif
 #ifndef MP_CUT_TAIL  // 1: sweep a partial last chunk only as far as K (min_plus_cuda picks it by K)
 #define MP_CUT_TAIL 0
 #endif

@@ -177,11 +177,10 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     # numbers its packed 16-bit form min_plus_smallk_u16.cu from K = 9 to 48 (slower at K = 8).
     smallk_u16 = not wide_u16 and can_pack and smallk and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
     smallk_f = not wide_u16 and not smallk_u16 and smallk and k <= _SMALLK_MAX_K[dtype]
-    if not (wide_u16 or smallk_f or smallk_u16) and not any(o.startswith("-DMP_CUT_TAIL") for o in options) \
-            and _cut_tail(k):
+    tiled = not (wide_u16 or smallk_f or smallk_u16)  # min_plus.cu
+    if tiled and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
         options += _CUT_TAIL
-    if not (wide_u16 or smallk_f or smallk_u16) and dtype == np.float32 and out_rows is None \
-            and not any(o.startswith("-DMP_CW") for o in options):
+    if tiled and dtype == np.float32 and out_rows is None and not any(o.startswith("-DMP_CW") for o in options):
         options += _TWO_GROUPS
     if smallk_u16 and k > 32:  # shared memory and registers for K up to 48 (that build is slower at K <= 32)
         options += _SMALLK_U16_WIDE
