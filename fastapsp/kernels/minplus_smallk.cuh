@@ -71,10 +71,7 @@ __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem
 #pragma unroll
                 for (int j = 0; j < 4; ++j) b[h][j] = sm.b[buf][kk + h][4 * tx + j];
             }
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = real_min3(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]);
+            relax_two_rows(acc, a, b);
         }
     }
 }

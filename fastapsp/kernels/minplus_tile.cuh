@@ -220,6 +220,17 @@ __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, lon
     }
 }
 
+// acc[i][j] <- min(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]): the relaxations of two rows of K,
+// one minimum for both sums (real_min3).
+template <int W>
+__device__ __forceinline__ void relax_two_rows(REAL (&acc)[4][W], const REAL (&a)[2][4], const REAL (&b)[2][W])
+{
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < W; ++j) acc[i][j] = real_min3(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]);
+}
+
 // tile_load and tile_store of a tile of CW column groups: acc[i][4 g + j] is column 64 g + 4 tx + j
 // (minplus_tile's layout); cols counts the whole tile's columns.
 template <int CW>
@@ -368,10 +379,7 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4 * CW], const REAL*
 #pragma unroll
                 for (int j = 0; j < 4 * CW; ++j) b[h][j] = sm.b[kk + h][MP_TILE * (j >> 2) + 4 * tx + (j & 3)];
             }
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4 * CW; ++j) acc[i][j] = real_min3(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]);
+            relax_two_rows(acc, a, b);
         };
         sweep_chunk<(MP_CUT_TAIL != 0), 2>(step, K - k0);
     }
