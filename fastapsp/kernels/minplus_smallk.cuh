@@ -55,10 +55,7 @@ __device__ __forceinline__ void smallk_sweep(REAL (&acc)[4][4], const SmallKSmem
             for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
 #pragma unroll
             for (int j = 0; j < 4; ++j) b[j] = sm.b[buf][kk][4 * tx + j];
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+            relax_one_row(acc, a, b);
         }
     } else if constexpr (KK <= SK_MAXK) {  // larger KK is never called (the host keeps K <= SK_MAXK)
 #pragma unroll

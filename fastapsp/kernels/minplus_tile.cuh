@@ -220,6 +220,14 @@ __device__ __forceinline__ void tile_store(const REAL (&acc)[4][4], REAL* C, lon
     }
 }
 
+// acc[i][j] <- min(acc[i][j], a[i] + b[j]): the relaxations of one row of K.
+__device__ __forceinline__ void relax_one_row(REAL (&acc)[4][4], const REAL (&a)[4], const REAL (&b)[4])
+{
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+}
 // acc[i][j] <- min(acc[i][j], a[0][i] + b[0][j], a[1][i] + b[1][j]): the relaxations of two rows of K,
 // one minimum for both sums (real_min3).
 template <int W>
@@ -362,10 +370,7 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4 * CW], const REAL*
                 for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
 #pragma unroll
                 for (int j = 0; j < 4; ++j) b[j] = sm.b[kk][4 * tx + j];
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) acc[i][j] = real_min(acc[i][j], a[i] + b[j]);
+                relax_one_row(acc, a, b);
             };
             sweep_chunk(step, K - k0);
             continue;
