@@ -30,8 +30,6 @@ SHAPES = [(996, 20), (997, 15), (1005, 19), (1650, 22), (1000, 8), (1000, 32), (
 VARIANTS = [  # name, keywords of min_plus_cuda (packed="never" unless given), compiler options
     ("float32", {}, ()),  # what min_plus_cuda picks: min_plus_smallk.cu for K <= 32, else min_plus.cu
     ("float32_tiled", {"smallk": False}, ()),  # min_plus.cu, tail cut as it picks by K
-    ("float32_tiled_full_chunks", {"smallk": False}, ("-DMP_CUT_TAIL=0",)),
-    ("float32_tiled_cut_tail", {"smallk": False}, ("-DMP_CUT_TAIL=1",)),
     # min_plus.cu's float32 tiles: 64 x 64 (one column group a thread; the default before two) and
     # 64 x 128 built for 3 blocks an SM (80 registers, spills) instead of 2. ("float32_wide" in
     # results/min-plus-float-min3/h100/kern-wide.txt: two groups, before they became the default.)

@@ -10,8 +10,11 @@
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-#if MP_CW == 1  // one group: the allocator's own choice (64 registers in float32, four blocks an SM)
-#define MP_BOUNDS __launch_bounds__(MP_THREADS)
+// Resident blocks an SM asked of the register allocator: MP_MIN_BLOCKS for one column group (left
+// free, it took 63 registers for the build into a device result's rows and spilled: 6-12%
+// slower than at three blocks an SM; docs/kernels.md), MP_CW_BLOCKS for two.
+#if MP_CW == 1
+#define MP_BOUNDS __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
 #else
 #define MP_BOUNDS __launch_bounds__(MP_THREADS, MP_CW_BLOCKS)
 #endif

@@ -124,7 +124,9 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
 
-    for (int k0 = 0, buf = 0; k0 < K4; k0 += MP_KC, buf ^= 1) {
+    int buf = 1;
+    sweep_k(K4, [&](int k0) {  // the last chunk only as far as K (rounded up to 4)
+        buf ^= 1;
         *reinterpret_cast<uint4*>(&sm.p.a[buf][sk][se]) = ra;
         *reinterpret_cast<uint4*>(&sm.p.b[buf][sk][se]) = rb;
         // The buffer written two chunks ago was read before every thread passed the last barrier.
@@ -135,8 +137,6 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
             ra = *ap;
             rb = *bp;
         }
-        auto step = [&](int kk) { u16_step(acc, &sm.p.a[buf][kk][4 * ty], &sm.p.b[buf][kk][4 * tx]); };
-        sweep_chunk<true>(step, K4 - k0);  // the last chunk only as far as K (rounded up to 4)
-    }
+    }, [&](int kk) { u16_step(acc, &sm.p.a[buf][kk][4 * ty], &sm.p.b[buf][kk][4 * tx]); });
     store_tile_u16(acc, Ct, ldc, rows, cols, accumulate, trow);
 }

@@ -8,10 +8,7 @@
 // MP_KC x 64 slice of B per group pass through shared memory, and the next chunk is
 // fetched into registers while the current one is used.  Entries outside the
 // operands read as +inf, which leaves every minimum unchanged, so any shape works.
-// With MP_CUT_TAIL=1 a last chunk shorter than MP_KC is swept only as far as K,
-// rounded up to 4 (K = 20 costs 20 steps, not 32: boundaries of road networks
-// are that thin).  It gains where the tail is a large share of K (K = 20, 22)
-// and the branch costs elsewhere (docs/kernels.md), so it is a compile-time choice.
+// A last chunk shorter than MP_KC is swept only as far as K, rounded up to 4 (sweep_k).
 
 #define MP_TILE 64
 #define MP_KC 16
@@ -29,10 +26,6 @@
 #ifndef MP_CW_BLOCKS
 #define MP_CW_BLOCKS 2
 #endif
-#ifndef MP_CUT_TAIL  // 1: sweep a partial last chunk only as far as K (min_plus_cuda picks it by K)
-#define MP_CUT_TAIL 0
-#endif
-
 // CW: column groups of 64 a tile (min_plus.cu's MP_CW; 1 everywhere else).
 template <int CW>
 struct MinPlusSmemT {
@@ -41,19 +34,25 @@ struct MinPlusSmemT {
 };
 typedef MinPlusSmemT<1> MinPlusSmem;
 
-// step(kk) for the rows kk of one chunk of K that has `left` rows of K from its
-// start on: all MP_KC of them, or with Cut (MP_CUT_TAIL unless named), for a partial last chunk,
-// only `left` rounded up to 4 (the rows past K read as +inf).  Shared by
-// minplus_tile and min_plus_u16.cu (which always cuts: its padding is +inf either way).
-// With Stride 2, step(kk) takes rows kk and kk + 1.
-template <bool Cut = (MP_CUT_TAIL != 0), int Stride = 1, class Step>
-__device__ __forceinline__ void sweep_chunk(Step&& step, int left)
+// The chunks of K: stage(k0) puts rows k0 .. k0 + MP_KC - 1 of the operands in shared memory (and
+// asks for the next chunk's), then step(kk) relaxes row kk of the chunk (rows kk .. kk + Stride - 1).
+// Whole chunks are swept fully unrolled in the loop; a partial last chunk after it, only as far as K
+// rounded up to 4 (its rows past K read as +inf).  Kept out of the loop, the tail leaves the loop's
+// code as it is: a test of the chunk's length inside it cost the float32 product 8-15% (docs/kernels.md).
+// Cut false: the last chunk swept whole too (the least code: the packed kernels' float32 fallback).
+template <int Stride = 1, bool Cut = true, class Stage, class Step>
+__device__ __forceinline__ void sweep_k(int K, Stage&& stage, Step&& step)
 {
-    if (!Cut || left >= MP_KC) {
+    int k0 = 0;
+    for (; Cut ? k0 + MP_KC <= K : k0 < K; k0 += MP_KC) {
+        stage(k0);
 #pragma unroll
         for (int kk = 0; kk < MP_KC; kk += Stride) step(kk);
-    } else {
-        for (int k4 = 0; k4 < left; k4 += 4) {
+    }
+    if (Cut && k0 < K) {
+        stage(k0);
+#pragma unroll 1
+        for (int k4 = 0; k4 < K - k0; k4 += 4) {
 #pragma unroll
             for (int kk = 0; kk < 4; kk += Stride) step(k4 + kk);
         }
@@ -346,8 +345,7 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4 * CW], const REAL*
             }
     };
 
-    fetch(0);
-    for (int k0 = 0; k0 < K; k0 += MP_KC) {
+    auto stage = [&](int k0) {
         __syncthreads();  // the previous chunk is no longer read
 #pragma unroll
         for (int p = 0; p < 4; ++p) sm.a[a_col][a_row + 16 * p] = ra[p];
@@ -363,19 +361,19 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4 * CW], const REAL*
         }
         __syncthreads();
         if (k0 + MP_KC < K) fetch(k0 + MP_KC);
-        if constexpr (Spare) {
-            auto step = [&](int kk) {
-                REAL a[4], b[4];
+    };
+    fetch(0);
+    if constexpr (Spare) {
+        sweep_k<1, false>(K, stage, [&](int kk) {
+            REAL a[4], b[4];
 #pragma unroll
-                for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
+            for (int i = 0; i < 4; ++i) a[i] = sm.a[kk][4 * ty + i];
 #pragma unroll
-                for (int j = 0; j < 4; ++j) b[j] = sm.b[kk][4 * tx + j];
-                relax_one_row(acc, a, b);
-            };
-            sweep_chunk(step, K - k0);
-            continue;
-        }
-        auto step = [&](int kk) {  // rows kk and kk + 1 of the chunk
+            for (int j = 0; j < 4; ++j) b[j] = sm.b[kk][4 * tx + j];
+            relax_one_row(acc, a, b);
+        });
+    } else {
+        sweep_k<2>(K, stage, [&](int kk) {  // rows kk and kk + 1 of the chunk
             REAL a[2][4], b[2][4 * CW];
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -385,7 +383,6 @@ __device__ __forceinline__ void minplus_tile(REAL (&acc)[4][4 * CW], const REAL*
                 for (int j = 0; j < 4 * CW; ++j) b[h][j] = sm.b[kk + h][MP_TILE * (j >> 2) + 4 * tx + (j & 3)];
             }
             relax_two_rows(acc, a, b);
-        };
-        sweep_chunk<(MP_CUT_TAIL != 0), 2>(step, K - k0);
+        });
     }
 }

@@ -52,7 +52,6 @@ _PERSISTENT = True
 # without atomics: work ~ n * words * degree per level.  See sssp.cu.
 _SSSP_DIRECTION = "push"
 _SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its block queue)
-_CUT_TAIL = ("-DMP_CUT_TAIL=1",)  # min_plus.cu sweeps the partial last chunk of K only as far as K
 _SMALLK_U16_WIDE = ("-DSKU_MAXK=48",)  # min_plus_smallk_u16.cu for K from 33 to 48
 # min_plus.cu in float32 with tiles of 64 x 128 (two column groups a thread): 7-26% faster than 64 x 64
 # at every shape measured on one H100 (M = 100 to 1,730, K = 36 to 150, N = 2^20; docs/kernels.md).
@@ -74,9 +73,7 @@ def kernel_variants() -> list[tuple]:
     (:mod:`fastapsp.kernels.catalog` builds them ahead of the first solve)."""
     # min_plus.cu and grouped_min_plus.cu: in float32 with two column groups, except into a device
     # result's rows (below).
-    out = [("min_plus.cu", "min_plus", "float32", "int32", _TWO_GROUPS),
-           ("min_plus.cu", "min_plus", "float32", "int32", _CUT_TAIL + _TWO_GROUPS),
-           ("min_plus.cu", "min_plus", "float64"), ("min_plus.cu", "min_plus", "float64", "int32", _CUT_TAIL),
+    out = [("min_plus.cu", "min_plus", "float32", "int32", _TWO_GROUPS), ("min_plus.cu", "min_plus", "float64"),
            ("grouped_min_plus.cu", "grouped_min_plus", "float32", "int32", _TWO_GROUPS),
            ("grouped_min_plus.cu", "grouped_min_plus", "float64")]
     for real in ("float32", "float64"):
@@ -91,8 +88,7 @@ def kernel_variants() -> list[tuple]:
               ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _SMALLK_U16_WIDE)]
     out += packed
     # The float32 products into the rows of a result kept on the device (min_plus_cuda's out_rows).
-    into_rows = packed + [("min_plus.cu", "min_plus", "float32"), ("min_plus.cu", "min_plus", "float32", "int32", _CUT_TAIL),
-                          ("min_plus_smallk.cu", "min_plus_smallk", "float32")]
+    into_rows = packed + [("min_plus.cu", "min_plus", "float32"), ("min_plus_smallk.cu", "min_plus_smallk", "float32")]
     out += [(v[0], v[1], "float32", "int32", (v[4] if len(v) > 4 else ()) + _ROW_MAP) for v in into_rows]
     out += [("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _ROW_MAP + _THREE_BLOCKS)]
     return out
@@ -139,7 +135,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     ``min_plus.cu`` where a small-K kernel would run.  ``count_fallbacks``
     prints how many tiles of a 16-bit kernel fell back to float32 (one sync a
     call).  ``options``: extra compiler options of the kernel
-    (``-DMP_CUT_TAIL=0|1``, ``-DU16_SPLIT``).  ``out_rows`` (int64 on the device): row i of
+    (``-DMP_CW=1``, ``-DU16_SPLIT``).  ``out_rows`` (int64 on the device): row i of
     the product goes to row ``out_rows[i]`` of ``out`` (a component's rows of a result kept on
     the device), each written where it lies, with no block in between.
     """
@@ -178,8 +174,6 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     smallk_u16 = not wide_u16 and can_pack and smallk and _SMALLK_U16_K[0] <= k <= _SMALLK_U16_K[1]
     smallk_f = not wide_u16 and not smallk_u16 and smallk and k <= _SMALLK_MAX_K[dtype]
     tiled = not (wide_u16 or smallk_f or smallk_u16)  # min_plus.cu
-    if tiled and not any(o.startswith("-DMP_CUT_TAIL") for o in options) and _cut_tail(k):
-        options += _CUT_TAIL
     if tiled and dtype == np.float32 and out_rows is None and not any(o.startswith("-DMP_CW") for o in options):
         options += _TWO_GROUPS
     if smallk_u16 and k > 32:  # shared memory and registers for K up to 48 (that build is slower at K <= 32)
@@ -263,13 +257,6 @@ def _multiprocessors(device: int) -> int:
     import cupy as cp
 
     return cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
-
-
-def _cut_tail(k: int) -> bool:
-    """Whether the float32 product should sweep its partial last chunk of K only as far as K
-    (``MP_CUT_TAIL``): when that skips at least a fifth of the padded steps (K = 20, 22; not 15, 100, 150)."""
-    padded, needed = -(-k // 16) * 16, -(-k // 4) * 4
-    return 5 * (padded - needed) >= padded
 
 
 # ---------------------------------------------------------- Floyd-Warshall
