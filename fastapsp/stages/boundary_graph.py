@@ -823,9 +823,17 @@ class BoundaryGraph:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
         for batch, rows in self._row_batches(0, components):
-            rows = self.xp.take(rows, self._position_dev, axis=1)  # vertex order, once for the batch
+            rows = self._vertex_order(rows)  # once for the batch
             for g, first, last in batch:
                 yield g, rows[first:last]
+
+    def _vertex_order(self, rows):
+        """Rows of level-0 positions with their columns in the original vertex order."""
+        if self.xp is np:
+            return np.take(rows, self.position, axis=1)
+        from ._cuda import gather_columns_cuda
+
+        return gather_columns_cuda(rows, self._position_dev)
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
