@@ -7,8 +7,7 @@ synchronisation, the functions that queue most of the device's work:
 ``upper_rows``        ``_cuda.min_plus_cuda`` called while a super-group's full rows are made
                       (``BoundaryGraph._make_full_rows``: the rows of the levels above)
 ``grouped_min_plus``  ``_cuda.grouped_min_plus_cuda`` (the boundary rows of the groups of a super-group)
-``take``              ``cupy.take`` (gathers: the rows of a batch, a super-group's rows)
-``gather_columns``    ``_cuda.gather_columns_cuda`` (the boundary rows into vertex order)
+``take``              ``cupy.take`` (gathers: boundary rows into vertex order, rows of a batch)
 
 Each call is bracketed by two events on the current stream; the seconds between them are summed per
 name after the run, next to the report's stage seconds (also device time).  What a stage holds beyond
@@ -69,7 +68,6 @@ def main(argv=None) -> int:
     _cuda.min_plus_cuda = timed(lambda: "upper_rows" if inside_upper[0] else "min_plus", _cuda.min_plus_cuda)
     _cuda.grouped_min_plus_cuda = timed(lambda: "grouped_min_plus", _cuda.grouped_min_plus_cuda)
     cp.take = timed(lambda: "take", cp.take)
-    _cuda.gather_columns_cuda = timed(lambda: "gather_columns", _cuda.gather_columns_cuda)
     make_full_rows = boundary_graph.BoundaryGraph._make_full_rows
 
     def counted_make_full_rows(self, *a, **kw):

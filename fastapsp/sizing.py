@@ -220,7 +220,7 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
                                                 n, itemsize, available, DENSE_LIMIT[backend], SUPER_SIZE[backend],
                                                 peak, base, tree=tree)
             groups = [[p] for p in components]
-            batch_most = batch_rows(n, itemsize)
+            batch_most = batch_rows(n, itemsize, available)
             batch_total = int(sum(nbs[p] for p in components))
         else:
             groups = _groups(partition, components, n, row_bytes, max(1, available // 4))

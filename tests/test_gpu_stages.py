@@ -341,22 +341,3 @@ def test_min_plus_into_scattered_rows_host_and_checks():
     assert np.all(out[[1, 3, 4, 6, 7]] == 7.0)
     with pytest.raises(ValueError, match="out_rows"):
         min_plus(a, b, out=out, out_rows=np.array([0, 1]))
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("rows", [0, 1, 7, 8, 9, 33])
-@pytest.mark.parametrize("rows_per_thread", [8, 3])
-def test_gather_columns_matches_take(dtype, rows, rows_per_thread):
-    """gather_columns.cu puts the columns in the order given, as NumPy's take does: random
-    permutations, repeated and missing columns, a view with a leading dimension of its own, +inf."""
-    from fastapsp.stages._cuda import gather_columns_cuda
-
-    rng = np.random.default_rng(rows)
-    n = 1000
-    x = rng.random((rows, n + 5)).astype(dtype)
-    x[:, ::11] = np.inf
-    view = x[:, 3 : 3 + n]  # rows n + 5 apart
-    for cols in (rng.permutation(n), rng.integers(0, n, 257), np.arange(n)[::-1][:300]):
-        got = gather_columns_cuda(cp.asarray(x)[:, 3 : 3 + n], cp.asarray(cols, dtype=cp.int64), rows_per_thread)
-        assert got.dtype == dtype and got.shape == (rows, cols.size)
-        np.testing.assert_array_equal(cp.asnumpy(got), np.take(view, cols, axis=1))

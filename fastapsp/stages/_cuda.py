@@ -66,7 +66,6 @@ _ROW_MAP = ("-DMP_ROW_MAP",)  # the min-plus kernels that write rows scattered o
 _ROW_MAP_FEW_BLOCKS_K = 24
 _THREE_BLOCKS = ("-DSKU_MIN_BLOCKS=3",)
 _COOPERATIVE = ("-DFASTAPSP_COOPERATIVE",)  # sssp.cu's persistent kernels (all levels in one launch)
-_GATHER_ROWS = 8  # rows a thread of gather_columns.cu moves: its GC_ROWS unless built with another
 
 
 def kernel_variants() -> list[tuple]:
@@ -80,7 +79,6 @@ def kernel_variants() -> list[tuple]:
     for real in ("float32", "float64"):
         out += [("min_plus_smallk.cu", "min_plus_smallk", real), ("floyd_warshall.cu", "fw_phase1", real),
                 ("assemble.cu", "assemble_interior", real)]
-        out += [("gather_columns.cu", "gather_columns", real)]
         for index in ("int32", "int64"):
             out += [("build.cu", "build_local_batch", real, index), ("sssp.cu", "sssp_init", real, index),
                     ("sssp.cu", "bfs_push_persistent", real, index, _COOPERATIVE, True)]
@@ -259,32 +257,6 @@ def _multiprocessors(device: int) -> int:
     import cupy as cp
 
     return cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
-
-
-# --------------------------------------------------------- column gather
-def gather_columns_cuda(x, cols, rows_per_thread: int = _GATHER_ROWS):
-    """``x[:, cols]`` of a 2-D float array, ``cols`` int64 on the device (``gather_columns.cu``).
-
-    The same as ``cupy.take(x, cols, axis=1)``.  ``rows_per_thread``: rows a thread moves (the kernel's
-    ``GC_ROWS``; other values than the default build their own variant, for benchmarks).
-    """
-    import cupy as cp
-
-    rows, ncols = x.shape[0], cols.size
-    dtype = _real(x.dtype)
-    out = cp.empty((rows, ncols), dtype=dtype)
-    if rows == 0 or ncols == 0:
-        return out
-    x_, ldx = row_major(x, dtype)
-    options = () if rows_per_thread == _GATHER_ROWS else (f"-DGC_ROWS={int(rows_per_thread)}",)
-    kernel = get_kernel("gather_columns.cu", "gather_columns", dtype, options=options)
-    col_blocks = -(-ncols // _THREADS)
-    step = MAX_GRID_Y * rows_per_thread
-    for r0 in range(0, rows, step):
-        r1 = min(rows, r0 + step)
-        kernel((col_blocks, -(-(r1 - r0) // rows_per_thread)), (_THREADS,),
-               (x_[r0:r1], np.int64(ldx), cols, out[r0:r1], np.int64(ncols), np.int64(ncols), np.int32(r1 - r0)))
-    return out
 
 
 # ---------------------------------------------------------- Floyd-Warshall

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..backend import array_module, gpu_warm
+from ..backend import array_module, available_bytes, gpu_warm
 from ..graph import arc_positions, distinct
 from .build import build_component_matrix
 from .floyd_warshall import blocked_floyd_warshall, close_many
@@ -79,8 +79,13 @@ __all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", 
 DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
 # Vertices aimed at per super-group when a level is too large for the dense closure.
 SUPER_SIZE = {"cupy": 2048, "numpy": 256}
-BATCH_ROWS = 128  # boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches),
-BATCH_BYTES = 512 << 20  # and at most this many bytes of them (fewer rows on graphs of many vertices)
+# Boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches), and at most
+# this many bytes of them (fewer rows on graphs of many vertices), or a sixteenth of the memory available.
+# Batches of 512 rather than 128 rows (2 GiB rather than 512 MiB) took del20-euclid's boundary rows from
+# 3.59 to 3.33 s on one H100: a 2^20-vertex Delaunay graph's component has ~100 boundary vertices, so
+# 128 rows held one component, and its last 64-row tile of the product a third empty (docs/performance.md).
+BATCH_ROWS = 512
+BATCH_BYTES = 2 << 30
 CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
 _MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper levels; longer ones go in pieces
 _EXCHANGE_TAG = 24
@@ -163,10 +168,12 @@ def closure_batch_limit(budget: int) -> int:
     return max(1, min(CLOSURE_BATCH_BYTES, budget // 4))
 
 
-def batch_rows(n: int, itemsize: int) -> int:
+def batch_rows(n: int, itemsize: int, available: int | None = None) -> int:
     """Boundary rows of ``n`` columns that one batch of groups may hold (:meth:`BoundaryGraph._row_batches`):
-    ``BATCH_ROWS``, fewer when they would pass ``BATCH_BYTES``, at least one (a larger group is made alone)."""
-    return max(1, min(BATCH_ROWS, BATCH_BYTES // max(1, n * itemsize)))
+    ``BATCH_ROWS``, fewer when they would pass ``BATCH_BYTES`` or a sixteenth of ``available`` bytes (the
+    batch and its reordered copy are held at once), at least one (a larger group is made alone)."""
+    budget = BATCH_BYTES if available is None else min(BATCH_BYTES, available // 16)
+    return max(1, min(BATCH_ROWS, budget // max(1, n * itemsize)))
 
 
 def pack_boundary_rows(closed: dict, partition) -> dict:
@@ -823,17 +830,9 @@ class BoundaryGraph:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
         for batch, rows in self._row_batches(0, components):
-            rows = self._vertex_order(rows)  # once for the batch
+            rows = self.xp.take(rows, self._position_dev, axis=1)  # vertex order, once for the batch
             for g, first, last in batch:
                 yield g, rows[first:last]
-
-    def _vertex_order(self, rows):
-        """Rows of level-0 positions with their columns in the original vertex order."""
-        if self.xp is np:
-            return np.take(rows, self.position, axis=1)
-        from ._cuda import gather_columns_cuda
-
-        return gather_columns_cuda(rows, self._position_dev)
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
@@ -849,14 +848,14 @@ class BoundaryGraph:
         ones of the same super-group share one grouped min-plus of up to
         ``BATCH_ROWS`` rows (a road network's component has ~20 boundary
         vertices: alone they would fill a third of the product's 64-row tiles), and
-        of at most ``BATCH_BYTES``; a group with more rows is made alone.
+        of at most :func:`batch_rows`'s bytes; a group with more rows is made alone.
         """
         lev, nxt = self.levels[level], self.levels[level + 1]
         xp = self.xp
         bstart = lev.bstart
         groups = self.visit_order(groups, level)  # super-group by super-group
         current, rows_s = None, None
-        most = batch_rows(lev.n, self.dtype.itemsize)
+        most = batch_rows(lev.n, self.dtype.itemsize, available_bytes(xp))
         i = 0
         while i < len(groups):
             g = groups[i]
