@@ -207,7 +207,7 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                                    components=components, packing=packing,
                                    receive_cost=receive_relaxations("numpy" if xp is np else "cupy", dtype))
         timer.notes["upper_levels"] = levels.upper_seconds
-        rows_of = levels.boundary_rows(components)
+        rows_of = levels.boundary_rows(components, level_order=True)  # _component puts them in vertex order
         # Closures not kept (memory) are closed again when their turn comes, several at once: those of the
         # next components in the order their rows come, as far as one closure batch holds.
         upcoming = levels.visit_order(components)
@@ -237,6 +237,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                                                     host_csr=(graph.indptr, graph.indices)))
                 matrix = closed.pop(p)
             if rows is not None:  # --sources: only the wanted rows (fastapsp/sources.py)
+                with timer("boundary_rows"):
+                    rows_b = levels.vertex_order(rows_b)
                 _source_rows(graph, (indptr, indices, weights), p, vertices, nb, rows_b, rows, xp=xp, sink=sink,
                              dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
                              on_block=on_block, closed=matrix, arcless=arcs[p] == 0)
@@ -244,7 +246,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                 _component(graph, (indptr, indices, weights), p, vertices, nb, rows_b, xp=xp, sink=sink,
                            dtype=dtype, tile=tile, block_bytes=block_bytes, timer=timer, writer=writer,
                            on_block=on_block, closed=matrix, pairs=pairs, whole_rows=whole_rows,
-                           needs_matrix=needed, packing=packing, products=products, vertices=on_device(p))
+                           needs_matrix=needed, packing=packing, products=products, vertices=on_device(p),
+                           reorder=levels.vertex_order)
             del rows_b, matrix
         writer.close(timer)
         timer.notes["packed_16bit"] = packing.answer
@@ -402,7 +405,7 @@ def build_and_close(csr, vertices, nb: int, rows_b, *, tile: int, timer, paths=N
 
 def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, tile, block_bytes, timer, writer,
                on_block=None, closed=None, paths=None, pairs=False, whole_rows=True, needs_matrix=True,
-               packing=None, products=None, vertices=None):
+               packing=None, products=None, vertices=None, reorder=None):
     """Stages 2-6 of one component, its boundary rows already computed (with ``pairs``, only the
     columns from the component's first vertex on: see :func:`run_components`).
 
@@ -421,9 +424,25 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     (:class:`~fastapsp.reductions.ProductStats`, with ``pairs``): the columns past the component's own
     go there when the run packs its products and ``products.fuses`` the component's.
     ``vertices``: ``vertices_host`` on ``xp`` where the caller has them there.
+    ``reorder`` (boundary-graph method): ``rows_b`` has its columns in the boundary graph's level order,
+    and ``reorder(rows, out=None)`` puts them in vertex order (:meth:`BoundaryGraph.vertex_order`):
+    straight into the first rows of the row block where one block holds every column (the assembly
+    then has no boundary rows to copy: a pass over them all, 0.37 s of a 2^20-vertex Delaunay graph's
+    run on one H100), else into an array of their own.
     """
     n, c = graph.n, vertices_host.size
     vertices = xp.asarray(vertices_host) if vertices is None else vertices
+    result = _direct_result(sink, dtype, xp) if needs_matrix and paths is None and on_block is None \
+        and whole_rows and not pairs else None
+    pad = ROW_ALIGN // dtype.itemsize if xp is not np and not sink.needs_host else 1
+    block0 = None  # the one row block, made first so that the boundary rows are reordered into it
+    if reorder is not None:
+        if xp is not np and result is None and needs_matrix and paths is None and whole_rows and not pairs \
+                and nb and c > nb and column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p) >= n:
+            _, cols, block0, _ = next(column_blocks(xp, c, 0, n, n, dtype, pad=pad))
+            block0 = block0 if cols == n else None  # the device could not hold it after all
+        with timer("boundary_rows"):
+            rows_b = reorder(rows_b, out=None if block0 is None else block0[:nb])
     matrix = inner = None
     if needs_matrix:
         matrix = closed if closed is not None else build_and_close(csr, vertices, nb, rows_b, tile=tile,
@@ -432,8 +451,6 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             inner = extract_inner_to_boundary(matrix, nb)
             if paths is not None:
                 paths.extract(nb)
-    result = _direct_result(sink, dtype, xp) if needs_matrix and paths is None and on_block is None \
-        and whole_rows and not pairs else None
     if result is not None:  # a result kept whole on the device: the rows made where they lie, no block
         # Rows off 16-byte boundaries (n not a multiple of 4 in float32) are stored as shifted vectors
         # by every kernel (docs/kernels.md).
@@ -458,10 +475,11 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             products.add(vertices_host[nb:], vertices_host[:nb], first + c, inner, rows_b[:, first + c : last])
         last = first + c
     # On the GPU, rows that start on ROW_ALIGN-byte boundaries whatever n is (a block that goes to the
-    # host stays contiguous for its copy).
-    pad = ROW_ALIGN // dtype.itemsize if xp is not np and not sink.needs_host else 1
-    for start, cols, block, block_p in column_blocks(xp, c, first, last, width, dtype, pad=pad,
-                                                     predecessors=paths is not None):
+    # host stays contiguous for its copy): ``pad`` above.
+    blocks = column_blocks(xp, c, first, last, width, dtype, pad=pad, predecessors=paths is not None) \
+        if block0 is None else iter([(0, n, block0, None)])
+    block0 = None
+    for start, cols, block, block_p in blocks:
         if not needs_matrix:
             with timer("assemble"):
                 _rows_without_matrix(block, rows_b[:, start : start + cols], vertices_host, start, xp=xp)

@@ -63,13 +63,18 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
     if vertices.shape != (c,):
         raise ValueError(f"vertices: expected {c} ids, found shape {vertices.shape}")
     head, rows = block[:n_boundary], boundary_rows[:, column_start : column_start + width]
-    if xp is np:
-        head[...] = rows
-    else:
-        from ._cuda import assemble_interior_cuda, copy_rows_cuda
+    if _same_elements(head, rows):  # the boundary rows were made in the block's first rows: nothing to copy
+        pass
+    elif xp is not np:
+        from ._cuda import copy_rows_cuda
 
         if not copy_rows_cuda(head, rows):
             head[...] = rows
+    else:
+        head[...] = rows
+    if xp is not np:
+        from ._cuda import assemble_interior_cuda
+
         if assemble_interior_cuda(block, matrix, vertices, n_boundary, column_start, width, minimum):
             return block
     inside = (vertices >= column_start) & (vertices < column_start + width)
@@ -79,6 +84,14 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
         values = xp.minimum(block[n_boundary:, cols], values)
     block[n_boundary:, cols] = values
     return block
+
+
+def _same_elements(a, b) -> bool:
+    """Whether arrays ``a`` and ``b`` are the same elements of the same memory (one view twice)."""
+    if a.shape != b.shape or a.strides != b.strides or a.dtype != b.dtype:
+        return False
+    address = (lambda x: x.data.ptr) if hasattr(a.data, "ptr") else (lambda x: x.__array_interface__["data"][0])
+    return type(a) is type(b) and address(a) == address(b)
 
 
 def assemble_in_result(result, boundary_rows, matrix, vertices, n_boundary: int, *, minimum: bool = False):

@@ -813,12 +813,14 @@ class BoundaryGraph:
         by super-group, in the tree's depth-first order."""
         return sorted((int(g) for g in components), key=lambda g: int(self._ordinal[level][g]))
 
-    def boundary_rows(self, components):
+    def boundary_rows(self, components, *, level_order: bool = False):
         """Yield ``(p, rows)``: distances from the boundary vertices of component ``p``
         to every vertex (original vertex order), for the components asked for.
 
         Components are visited grouped by their super-group, so each
         super-group's rows are made once; the order may differ from the one given.
+        ``level_order``: the rows' columns in level order instead, for :meth:`vertex_order`
+        to put in vertex order where the caller wants them (a row block's first rows).
         """
         components = [int(p) for p in components]
         unknown = [p for p in components if not (0 <= p < self.announced.size and self.announced[p])]
@@ -830,9 +832,15 @@ class BoundaryGraph:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
         for batch, rows in self._row_batches(0, components):
-            rows = self.xp.take(rows, self._position_dev, axis=1)  # vertex order, once for the batch
+            if not level_order:
+                rows = self.vertex_order(rows)  # once for the batch
             for g, first, last in batch:
                 yield g, rows[first:last]
+
+    def vertex_order(self, rows, out=None):
+        """Rows of level-0 columns (:meth:`boundary_rows` with ``level_order``) in the original vertex
+        order, into ``out`` where given (an array of their shape, e.g. a view of a row block)."""
+        return self.xp.take(rows, self._position_dev, axis=1, out=out)
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
