@@ -437,7 +437,7 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     pad = ROW_ALIGN // dtype.itemsize if xp is not np and not sink.needs_host else 1
     block0 = None  # the one row block, made first so that the boundary rows are reordered into it
     if reorder is not None:
-        if xp is not np and result is None and needs_matrix and paths is None and whole_rows and not pairs \
+        if xp is not np and result is None and needs_matrix and paths is None and not pairs \
                 and nb and c > nb and column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p) >= n:
             _, cols, block0, _ = next(column_blocks(xp, c, 0, n, n, dtype, pad=pad))
             block0 = block0 if cols == n else None  # the device could not hold it after all
