@@ -4,11 +4,10 @@ Every variant is launched by the pipeline's own ``min_plus_cuda`` (so the grid
 is the one a run uses): float32 (``min_plus_smallk.cu`` for K <= 32, ``min_plus.cu``),
 packed 16-bit with the DPX
 add-min (``min_plus_u16.cu``; ``min_plus_smallk_u16.cu`` for K <= 32 in ``u16_default``) and with an add and a SIMD minimum
-(``-DU16_SPLIT``), with the partial last chunk of K swept whole or only as far
-as K (``-DMP_CUT_TAIL``).  Every result is compared with the float32 one.
-``results/min-plus-packed`` was measured when the cut tail was the default
-for every K (its ``float32`` and ``u16_dpx`` rows) and ``-DMP_FULL_CHUNKS=1``
-restored the whole sweep.  One JSON under benchmarks/results/TAG/.
+(``-DU16_SPLIT``).  Every result is compared with the float32 one.
+``results/min-plus-packed`` was measured when a test of the chunk's length inside the loop cut
+the partial last chunk of K (then ``-DMP_CUT_TAIL``, since replaced by ``sweep_k``, which sweeps
+it after the loop).  One JSON under benchmarks/results/TAG/.
 
     python benchmarks/minplus_u16_bench.py --tag min-plus-packed
 """
@@ -29,7 +28,7 @@ from _common import RESULTS, event_seconds, write_result  # noqa: E402
 SHAPES = [(996, 20), (997, 15), (1005, 19), (1650, 22), (1000, 8), (1000, 32), (1650, 150), (1650, 100), (400, 75)]
 VARIANTS = [  # name, keywords of min_plus_cuda (packed="never" unless given), compiler options
     ("float32", {}, ()),  # what min_plus_cuda picks: min_plus_smallk.cu for K <= 32, else min_plus.cu
-    ("float32_tiled", {"smallk": False}, ()),  # min_plus.cu, tail cut as it picks by K
+    ("float32_tiled", {"smallk": False}, ()),  # min_plus.cu
     # min_plus.cu's float32 tiles: 64 x 64 (one column group a thread; the default before two) and
     # 64 x 128 built for 3 blocks an SM (80 registers, spills) instead of 2. ("float32_wide" in
     # results/min-plus-float-min3/h100/kern-wide.txt: two groups, before they became the default.)

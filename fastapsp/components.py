@@ -427,7 +427,7 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     ``reorder`` (boundary-graph method): ``rows_b`` has its columns in the boundary graph's level order,
     and ``reorder(rows, out=None)`` puts them in vertex order (:meth:`BoundaryGraph.vertex_order`):
     straight into the first rows of the row block where one block holds every column (the assembly
-    then has no boundary rows to copy: a pass over them all, 0.37 s of a 2^20-vertex Delaunay graph's
+    then has no boundary rows to copy: a pass over them all, about 0.4 s of a 2^20-vertex Delaunay graph's
     run on one H100), else into an array of their own.
     """
     n, c = graph.n, vertices_host.size

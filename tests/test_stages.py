@@ -476,6 +476,25 @@ def test_assemble_row_block_by_loops(xp, column_start, width):
     np.testing.assert_array_equal(host(block), expected)
 
 
+@pytest.mark.parametrize("minimum", [False, True])
+def test_assemble_row_block_with_its_boundary_rows_in_place(xp, minimum):
+    """Boundary rows made in the block's own first rows (a view of them passed as ``boundary_rows``, as
+    the boundary-graph method does on the GPU): the same block as with the rows in an array of their own."""
+    from fastapsp.stages.assemble import _same_elements
+
+    rng = np.random.default_rng(7)
+    n, vertices, nb = 30, np.array([4, 29, 0, 13, 12, 5]), 2
+    block0 = rng.integers(0, 99, (vertices.size, n)).astype(np.float64)
+    matrix = rng.integers(0, 99, (vertices.size, vertices.size)).astype(np.float64)
+    apart = assemble_row_block(xp.asarray(block0.copy()), xp.asarray(block0[:nb].copy()), xp.asarray(matrix),
+                               xp.asarray(vertices), nb, minimum=minimum)
+    block = xp.asarray(block0.copy())
+    assert _same_elements(block[:nb], block[:nb, :n]) and not _same_elements(block[:nb], block[1 : nb + 1])
+    assert not _same_elements(block[:nb], xp.asarray(block0[:nb]))
+    in_place = assemble_row_block(block, block[:nb], xp.asarray(matrix), xp.asarray(vertices), nb, minimum=minimum)
+    np.testing.assert_array_equal(host(in_place), host(apart))
+
+
 def test_assemble_row_block_errors(xp):
     rows, vertices = xp.zeros((1, 5)), xp.asarray([0, 3])
     with pytest.raises(ValueError, match="matrix"):

@@ -11,7 +11,7 @@
 #include "minplus_tile.cuh"
 
 // Resident blocks an SM asked of the register allocator: MP_MIN_BLOCKS for one column group (left
-// free, it took 63 registers for the build into a device result's rows and spilled: 6-12%
+// free, it took 63 registers for the build into a device result's rows and spilled: 6-13%
 // slower than at three blocks an SM; docs/kernels.md), MP_CW_BLOCKS for two.
 #if MP_CW == 1
 #define MP_BOUNDS __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
