@@ -435,12 +435,13 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
     result = _direct_result(sink, dtype, xp) if needs_matrix and paths is None and on_block is None \
         and whole_rows and not pairs else None
     pad = ROW_ALIGN // dtype.itemsize if xp is not np and not sink.needs_host else 1
-    block0 = None  # the one row block, made first so that the boundary rows are reordered into it
+    block0 = width = None  # the one row block, made first so that the boundary rows are reordered into it
     if reorder is not None:
-        if xp is not np and result is None and needs_matrix and paths is None and not pairs \
-                and nb and c > nb and column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p) >= n:
-            _, cols, block0, _ = next(column_blocks(xp, c, 0, n, n, dtype, pad=pad))
-            block0 = block0 if cols == n else None  # the device could not hold it after all
+        if xp is not np and result is None and needs_matrix and paths is None and not pairs and nb and c > nb:
+            width = column_width(c, nb, n, dtype.itemsize, xp, block_bytes, component=p)
+            if width >= n:
+                _, cols, block0, _ = next(column_blocks(xp, c, 0, n, n, dtype, pad=pad))
+                block0 = block0 if cols == n else None  # the device could not hold it after all
         with timer("boundary_rows"):
             rows_b = reorder(rows_b, out=None if block0 is None else block0[:nb])
     matrix = inner = None
@@ -461,8 +462,9 @@ def _component(graph, csr, p, vertices_host, nb, rows_b, *, xp, sink, dtype, til
             assemble_in_result(result, rows_b, matrix, vertices, nb, minimum=closed is not None)
         sink.written(vertices_host)
         return
-    extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
-    width = column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
+    if width is None:
+        extra = _Predecessors.BLOCK_BYTES if paths is not None else 0
+        width = column_width(c, nb, n, dtype.itemsize + extra, xp, block_bytes, component=p)
     first = int(vertices_host.min()) if pairs and c else 0
     last = n
     if not whole_rows and nb == 0 and c:  # no path leaves the component: its own columns only
