@@ -48,7 +48,7 @@ from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
-from .graph import Graph, arc_runs, stable_order
+from .graph import Graph, arc_runs
 from .options import SolveOptions
 from .partition import save_partition
 from .precision import choose_dtype
@@ -521,10 +521,11 @@ def renamed_by_component(graph, partition, xp=np):
     ``xp``: the array module the graph is renamed with (:func:`permuted_with`; CuPy for a GPU run,
     where the renamed graph is wanted on the device anyway).
     """
-    order = stable_order(partition.labels, partition.k)
+    # The partition's own order: component by component, each one's boundary vertices first, each group
+    # ascending.  Its per-component lists then carry over as runs of consecutive ids, and the boundary
+    # graph's level order is the renamed graph's vertex order (its boundary rows need no reordering).
+    order = partition.order
     renamed = permuted_with(graph, order, xp)
-    # The renaming keeps the order of the vertices within each component, so the partition's
-    # boundary, cut and per-component lists (boundary first, each ascending) carry over as they are.
     new = np.empty(graph.n, dtype=np.int64)
     new[order] = np.arange(graph.n)
     part = dataclasses.replace(partition, labels=partition.labels[order], boundary=partition.boundary[order],

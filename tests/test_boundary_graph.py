@@ -408,3 +408,20 @@ def test_cli_reports_the_method(tmp_path):
     bad = run_cli("solve", DATA / "minnesota.mtx.gz", "--sssp-method", "magic")
     assert bad.returncode != 0 and "sssp-method" in bad.stderr
 
+
+
+def test_rows_of_a_graph_renamed_to_level_order_need_no_reordering():
+    """A run renamed component by component, boundary first (each pair once): the boundary graph's
+    level order is the vertex order, its rows come as made and equal those of the graph as given."""
+    from fastapsp.planning import renamed_by_component
+
+    graph = random_graph(np.random.default_rng(8), 150, 500, directed=False, weighted=True)
+    part = partition_graph(graph, 6, "metis")
+    order, renamed, renamed_part = renamed_by_component(graph, part)
+    plain, moved = _levels(graph, part, np), _levels(renamed, renamed_part, np)
+    assert moved._in_vertex_order and not plain._in_vertex_order
+    rows = np.arange(12.0).reshape(2, 6)
+    assert moved.vertex_order(rows) is rows
+    given = dict(plain.boundary_rows(range(6)))
+    for p, rows_p in moved.boundary_rows(range(6)):
+        np.testing.assert_array_equal(rows_p, given[p][:, order])  # the renamed graph's columns

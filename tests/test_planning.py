@@ -57,6 +57,8 @@ def test_renamed_partition_is_the_partition_of_the_renamed_graph(k):
         (a, na), (b, nb) = moved.component(p), fresh.component(p)
         assert na == nb and np.array_equal(a, b)
         assert np.all(np.diff(np.sort(a)) == 1)  # every component a run of consecutive ids
+    # Boundary first within each run: the renamed partition's level order is the vertex order itself.
+    assert np.array_equal(moved.order, np.arange(graph.n))
 
 
 def test_stats_plan_renames_and_a_forced_plan_does_not():

@@ -648,7 +648,11 @@ class BoundaryGraph:
         self.packing = Packing.for_run(graph, xp) if packing is None else packing
         self._kept_rows: dict = {}  # level -> (group, its full rows), see _full_rows
         self.position = tree.position
-        self._position_dev = xp.asarray(self.position, dtype=np.int64) if xp is not np else self.position
+        # Level order is vertex order where the run's vertices were renamed to it (each pair once,
+        # fastapsp.planning.renamed_by_component): the boundary rows need no reordering then.
+        self._in_vertex_order = bool(np.array_equal(self.position, np.arange(graph.n)))
+        self._position_dev = None if self._in_vertex_order else \
+            xp.asarray(self.position, dtype=np.int64) if xp is not np else self.position
         self._ordinal = tree.ordinals()  # groups of every level in depth-first order (_row_batches)
         for p in range(partition.k):
             if partition.sizes[p] and p not in boundary_rows:
@@ -840,7 +844,12 @@ class BoundaryGraph:
     def vertex_order(self, rows, out=None):
         """Rows of level-0 columns (:meth:`boundary_rows` with ``level_order``) in the original vertex
         order, into ``out`` where given (an array of their shape, e.g. a view of a row block)."""
-        return self.xp.take(rows, self._position_dev, axis=1, out=out)
+        if not self._in_vertex_order:
+            return self.xp.take(rows, self._position_dev, axis=1, out=out)
+        if out is None:
+            return rows
+        out[...] = rows
+        return out
 
     def _rows_by_group(self, level: int, groups):
         """``(g, rows)`` of the boundary vertices of each group, level order of ``level``."""
