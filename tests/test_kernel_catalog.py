@@ -30,7 +30,7 @@ PACKAGE = Path(fastapsp.__file__).resolve().parent
 def _kernels_defined(file: str) -> set:
     """Names of the ``extern "C"`` kernels of ``file`` (those made by sssp.cu's macros included)."""
     source = kernel_source(file)
-    # the launch bounds written out or as a macro of the file (min_plus.cu's MP_BOUNDS)
+    # the launch bounds written out, or a macro of the file in their place
     names = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\)| [A-Z][A-Z0-9_]*)?\s+(\w+)\s*\(',
                            source))
     names |= set(re.findall(r'^(?:LEVEL|PERSISTENT)_KERNEL\((\w+),', source, flags=re.MULTILINE))

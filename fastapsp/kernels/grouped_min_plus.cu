@@ -8,17 +8,11 @@
 // without boundary vertices gives +inf.  Grid: (column tiles, ceil(M / 64)); the
 // column tile t covers columns tile_col[t] .. tile_col[t] + 64 MP_CW - 1 of group tile_group[t],
 // never crossing into the next group, so each block reads one L_q.  256 threads a
-// block, 4 x 4 MP_CW outputs a thread (minplus_tile.cuh).
+// block, 4 x 4 MP_CW outputs a thread (minplus_tile.cuh); the host sizes its column tiles to match MP_CW.
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-#if MP_CW == 1  // (the host sizes its column tiles to match MP_CW)
-#define GM_BLOCKS MP_MIN_BLOCKS
-#else
-#define GM_BLOCKS MP_CW_BLOCKS
-#endif
-
-extern "C" __global__ void __launch_bounds__(MP_THREADS, GM_BLOCKS)
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_GROUP_BLOCKS)
 grouped_min_plus(const REAL* A, long long lda, const REAL* LB, const long long* lb_offset,
                  const long long* starts, const long long* bstart, const int* tile_group,
                  const long long* tile_col, REAL* C, long long ldc, int M)

@@ -10,16 +10,7 @@
 #include "common.cuh"
 #include "minplus_tile.cuh"
 
-// Resident blocks an SM asked of the register allocator: MP_MIN_BLOCKS for one column group (left
-// free, it took 63 registers for the build into a device result's rows and spilled: 6-13%
-// slower than at three blocks an SM; docs/kernels.md), MP_CW_BLOCKS for two.
-#if MP_CW == 1
-#define MP_BOUNDS __launch_bounds__(MP_THREADS, MP_MIN_BLOCKS)
-#else
-#define MP_BOUNDS __launch_bounds__(MP_THREADS, MP_CW_BLOCKS)
-#endif
-
-extern "C" __global__ void MP_BOUNDS
+extern "C" __global__ void __launch_bounds__(MP_THREADS, MP_GROUP_BLOCKS)
 min_plus(const REAL* A, long long lda, const REAL* B, long long ldb, REAL* C, long long ldc,
          int M, int N, int K, int accumulate, const long long* crow)
 {

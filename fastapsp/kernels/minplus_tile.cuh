@@ -26,6 +26,11 @@
 #ifndef MP_CW_BLOCKS
 #define MP_CW_BLOCKS 2
 #endif
+// Resident blocks an SM asked by the kernels of MP_CW column groups (min_plus.cu, grouped_min_plus.cu):
+// MP_MIN_BLOCKS for one group (left free, the allocator took 63 registers for min_plus.cu's build into a
+// device result's rows and spilled: 6-13% slower than at three blocks an SM; docs/kernels.md), MP_CW_BLOCKS
+// for two.
+#define MP_GROUP_BLOCKS (MP_CW == 1 ? MP_MIN_BLOCKS : MP_CW_BLOCKS)
 // CW: column groups of 64 a tile (min_plus.cu's MP_CW; 1 everywhere else).
 template <int CW>
 struct MinPlusSmemT {
