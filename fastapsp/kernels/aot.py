@@ -189,8 +189,10 @@ def build_aot(architectures=DEFAULT_ARCHITECTURES, *, out=None, jobs: int | None
     earlier = read_index(folder) or {"modules": {}}
     kept_sums = {e["file"]: e["sha256"] for e in earlier["modules"].values()}
     names = {key: binary_name(key, architectures, version) for key in keys}
-    todo = [key for key in keys if force or not (folder / names[key]).is_file()
-            or kept_sums.get(names[key]) != file_sha256(folder / names[key])]
+    # The binaries the last index lists, as they are on disk: kept where their checksum is still the index's.
+    sums = {} if force else {key: file_sha256(folder / names[key]) for key in keys
+                             if names[key] in kept_sums and (folder / names[key]).is_file()}
+    todo = [key for key in keys if key not in sums or sums[key] != kept_sums[names[key]]]
     todo.sort(key=lambda k: -len(module_code(k[0], k[1])[0]))  # the largest first, so none is left for last
     count = _jobs(jobs, len(todo)) if todo else 0
     failure = None
@@ -205,10 +207,10 @@ def build_aot(architectures=DEFAULT_ARCHITECTURES, *, out=None, jobs: int | None
                     break
     if failure is not None:
         raise BackendError(f"build-kernels --aot: nvcc {version} failed for {','.join(architectures)} on {failure}")
+    sums.update({key: file_sha256(folder / names[key]) for key in todo})  # the kept ones were read above
     index = {"format": FORMAT, "fastapsp": __version__, "nvcc": version, "architectures": architectures,
              "ptx": f"compute_{architectures[-1][3:]}",
-             "modules": {module_id(key): {"file": names[key], "sha256": file_sha256(folder / names[key])}
-                         for key in keys}}
+             "modules": {module_id(key): {"file": names[key], "sha256": sums[key]} for key in keys}}
     tmp = folder / f".{INDEX}.tmp{os.getpid()}"
     tmp.write_text(json.dumps(index, indent=1) + "\n")
     os.replace(tmp, folder / INDEX)
