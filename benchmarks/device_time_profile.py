@@ -7,7 +7,8 @@ synchronisation, the functions that queue most of the device's work:
 ``upper_rows``        ``_cuda.min_plus_cuda`` called while a super-group's full rows are made
                       (``BoundaryGraph._make_full_rows``: the rows of the levels above)
 ``grouped_min_plus``  ``_cuda.grouped_min_plus_cuda`` (the boundary rows of the groups of a super-group)
-``take``              ``cupy.take`` (gathers: boundary rows into vertex order, rows of a batch)
+``gather``            ``_cuda.gather_by_columns_cuda`` (boundary rows stored by columns into vertex order)
+``take``              ``cupy.take`` (other gathers: rows of a batch, the upper levels' columns)
 
 Each call is bracketed by two events on the current stream; the seconds between them are summed per
 name after the run, next to the report's stage seconds (also device time).  What a stage holds beyond
@@ -68,6 +69,8 @@ def main(argv=None) -> int:
     _cuda.min_plus_cuda = timed(lambda: "upper_rows" if inside_upper[0] else "min_plus", _cuda.min_plus_cuda)
     _cuda.grouped_min_plus_cuda = timed(lambda: "grouped_min_plus", _cuda.grouped_min_plus_cuda)
     cp.take = timed(lambda: "take", cp.take)
+    if hasattr(_cuda, "gather_by_columns_cuda"):  # absent from trees older than the layout (A/B runs)
+        _cuda.gather_by_columns_cuda = timed(lambda: "gather", _cuda.gather_by_columns_cuda)
     make_full_rows = boundary_graph.BoundaryGraph._make_full_rows
 
     def counted_make_full_rows(self, *a, **kw):

@@ -341,3 +341,33 @@ def test_min_plus_into_scattered_rows_host_and_checks():
     assert np.all(out[[1, 3, 4, 6, 7]] == 7.0)
     with pytest.raises(ValueError, match="out_rows"):
         min_plus(a, b, out=out, out_rows=np.array([0, 1]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows", [0, 1, 7, 31, 32, 33, 100])
+def test_gather_by_columns_matches_take(dtype, rows):
+    """gather_transposed.cu: rows stored by columns (a view with a leading dimension of its own and
+    an offset) put in the column order given, as NumPy's take does -- random permutations, repeated
+    and missing columns, +inf -- into a new array or into a view of a wider row-major block."""
+    from fastapsp.stages._cuda import gather_by_columns_cuda, stored_by_columns
+
+    rng = np.random.default_rng(rows)
+    n, ld = 1000, rows + 13
+    stored = rng.random((n, ld)).astype(dtype)
+    stored[::11] = np.inf
+    x = cp.asarray(stored)[:, 5 : 5 + rows].T  # (rows, n), element (r, c) at c * ld + 5 + r
+    assert rows < 2 or stored_by_columns(x) == ld
+    want_x = stored[:, 5 : 5 + rows].T
+    for cols in (rng.permutation(n), rng.integers(0, n, 257), np.arange(n)[::-1][:300]):
+        cols_dev = cp.asarray(cols, dtype=cp.int64)
+        got = gather_by_columns_cuda(x, cols_dev)
+        assert got.dtype == dtype and got.shape == (rows, cols.size)
+        np.testing.assert_array_equal(cp.asnumpy(got), np.take(want_x, cols, axis=1))
+        block = cp.full((rows + 2, cols.size + 3), -1.0, dtype=dtype)
+        gather_by_columns_cuda(x, cols_dev, out=block[1 : 1 + rows, 2 : 2 + cols.size])
+        host = cp.asnumpy(block)
+        np.testing.assert_array_equal(host[1 : 1 + rows, 2 : 2 + cols.size], np.take(want_x, cols, axis=1))
+        assert np.all(host[0] == -1) and np.all(host[1 + rows :] == -1) and np.all(host[:, :2] == -1)
+        assert np.all(host[:, 2 + cols.size :] == -1)
+    with pytest.raises(ValueError, match="stored by columns"):
+        gather_by_columns_cuda(cp.zeros((3, 4), dtype=dtype), cp.arange(4, dtype=cp.int64))

@@ -274,6 +274,35 @@ __device__ __forceinline__ void tile_store_groups(const REAL (&acc)[4][4 * CW], 
     }
 }
 
+// tile_store_groups into a block stored by columns: element (r, x) of the tile at CT + x * ldt + r
+// (gather_transposed.cu reads such a block).  A thread stores its four rows of each column as one
+// vector, so a warp writes 32 contiguous bytes (float32) of each of 16 columns.
+template <int CW>
+__device__ __forceinline__ void tile_store_groups_by_columns(const REAL (&acc)[4][4 * CW], REAL* CT, long long ldt,
+                                                             int rows, int cols)
+{
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const int r = 4 * ty;
+    if (r >= rows) return;
+    const bool vec = r + 4 <= rows && aligned16(CT, ldt);
+#pragma unroll
+    for (int g = 0; g < CW; ++g)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int x = MP_TILE * g + 4 * tx + j;
+            if (x >= cols) continue;
+            REAL* at = CT + (long long)x * ldt + r;
+            const REAL v[4] = {acc[0][4 * g + j], acc[1][4 * g + j], acc[2][4 * g + j], acc[3][4 * g + j]};
+            if (vec) {
+                store4(at, v);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    if (r + i < rows) at[i] = v[i];
+            }
+        }
+}
+
 // acc <- min(acc, A (x) B) over the tile: A points at row 0 of the tile's rows
 // (rows x K, leading dimension lda), B at column 0 of its columns (K x cols, ldb).
 // Every thread of the block must call this (it synchronises the block).

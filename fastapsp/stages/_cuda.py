@@ -25,7 +25,9 @@ __all__ = [
     "min_plus_cuda",
     "assemble_interior_cuda",
     "copy_rows_cuda",
+    "gather_by_columns_cuda",
     "row_major",
+    "stored_by_columns",
     "MAX_GRID_Y",
 ]
 
@@ -78,7 +80,7 @@ def kernel_variants() -> list[tuple]:
            ("grouped_min_plus.cu", "grouped_min_plus", "float64")]
     for real in ("float32", "float64"):
         out += [("min_plus_smallk.cu", "min_plus_smallk", real), ("floyd_warshall.cu", "fw_phase1", real),
-                ("assemble.cu", "assemble_interior", real)]
+                ("assemble.cu", "assemble_interior", real), ("gather_transposed.cu", "gather_transposed", real)]
         for index in ("int32", "int64"):
             out += [("build.cu", "build_local_batch", real, index), ("sssp.cu", "sssp_init", real, index),
                     ("sssp.cu", "bfs_push_persistent", real, index, _COOPERATIVE, True)]
@@ -108,6 +110,18 @@ def _leading_dimension(x):
         return None
     ld = x.strides[0] // item if rows > 1 else max(cols, 1)
     return ld if ld >= cols else None
+
+
+def stored_by_columns(x):
+    """The distance in elements between the columns of 2-D ``x`` when it is stored by columns (element
+    ``(r, c)`` at ``r + c * ld``, ``ld >= rows``, more than one column), else None: the layout of the
+    grouped min-plus's rows for :func:`gather_by_columns_cuda`."""
+    rows, cols = x.shape
+    item = x.itemsize
+    if cols < 2 or x.strides[0] != item or x.strides[1] % item:  # one row-major row is not (ld 1 stores)
+        return None
+    ld = x.strides[1] // item
+    return ld if ld >= rows else None
 
 
 def row_major(x, dtype):
@@ -257,6 +271,35 @@ def _multiprocessors(device: int) -> int:
     import cupy as cp
 
     return cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMultiProcessorCount, device)
+
+
+# ------------------------------------------------------- column gather
+_GATHER_EDGE, _GATHER_STEP = 32, 8  # gather_transposed.cu's block: 32 x 32 values, 32 x 8 threads
+
+
+def gather_by_columns_cuda(x, cols, out=None):
+    """``x[:, cols]`` as row-major rows, ``x`` stored by columns (:func:`stored_by_columns`), ``cols``
+    int64 on the device (``gather_transposed.cu``); into ``out`` where given (row-major, its shape)."""
+    import cupy as cp
+
+    rows, ncols = x.shape[0], cols.size
+    dtype = _real(x.dtype)
+    ldx = stored_by_columns(x)
+    if out is None:
+        out = cp.empty((rows, ncols), dtype=dtype)
+    ldo = _leading_dimension(out) if out.dtype == dtype else None
+    if ldx is None or x.dtype != dtype or ldo is None:
+        raise ValueError(f"gather_by_columns_cuda: x of shape {x.shape} and strides {x.strides} stored by columns "
+                         f"and out of strides {out.strides} row-major, both {dtype}, are needed")
+    if rows == 0 or ncols == 0:
+        return out
+    kernel = get_kernel("gather_transposed.cu", "gather_transposed", dtype)
+    step = MAX_GRID_Y * _GATHER_EDGE
+    for r0 in range(0, rows, step):
+        r1 = min(rows, r0 + step)
+        kernel((-(-ncols // _GATHER_EDGE), -(-(r1 - r0) // _GATHER_EDGE)), (_GATHER_EDGE, _GATHER_STEP),
+               (x[r0:r1], np.int64(ldx), cols, out[r0:r1], np.int64(ldo), np.int64(ncols), np.int32(r1 - r0)))
+    return out
 
 
 # ---------------------------------------------------------- Floyd-Warshall
@@ -647,7 +690,10 @@ def _run_levels(name, dtype, itype, args, counts):
 
 # ------------------------------------------------- boundary-graph method
 def grouped_min_plus_cuda(a, level, out):
-    """``out = a (x) blockdiag(L_q[:nb_q])`` by column groups (``grouped_min_plus.cu``)."""
+    """``out = a (x) blockdiag(L_q[:nb_q])`` by column groups (``grouped_min_plus.cu``).
+
+    ``out`` row-major, or stored by columns (:func:`stored_by_columns`) for
+    :func:`gather_by_columns_cuda` to put its columns in another order."""
     import cupy as cp
 
     rows = a.shape[0]
@@ -668,7 +714,12 @@ def grouped_min_plus_cuda(a, level, out):
         level._device[("grouped", width)] = meta
     lb_offset, starts, bstart, tile_group, tile_col = meta
     a_, lda = row_major(a, dtype)
-    c_, ldc = row_major(out, dtype)
+    ldc = stored_by_columns(out) if out.dtype == dtype else None
+    by_columns = ldc is not None
+    if not by_columns:
+        c_, ldc = row_major(out, dtype)
+    else:
+        c_ = out
     lb = level.lb if level.lb.dtype == dtype else level.lb.astype(dtype)
     kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype, options=options)
     rows_per_launch = MAX_GRID_Y * _TILE
@@ -676,7 +727,7 @@ def grouped_min_plus_cuda(a, level, out):
         r1 = min(rows, r0 + rows_per_launch)
         grid = (int(tile_group.size), -(-(r1 - r0) // _TILE))
         kernel(grid, (_THREADS,), (a_[r0:r1], np.int64(lda), lb, lb_offset, starts, bstart, tile_group, tile_col,
-                                   c_[r0:r1], np.int64(ldc), np.int32(r1 - r0)))
+                                   c_[r0:r1], np.int64(ldc), np.int32(r1 - r0), np.int32(by_columns)))
     if c_ is not out:
         out[...] = c_
     return out

@@ -86,6 +86,7 @@ SUPER_SIZE = {"cupy": 2048, "numpy": 256}
 # 128 rows held one component, and its last 64-row tile of the product a third empty (docs/performance.md).
 BATCH_ROWS = 512
 BATCH_BYTES = 2 << 30
+_BY_COLUMNS_ALIGN = 8  # rows of a batch stored by columns are padded to this many (BoundaryGraph._grouped_min_plus)
 CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
 _MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper levels; longer ones go in pieces
 _EXCHANGE_TAG = 24
@@ -835,7 +836,11 @@ class BoundaryGraph:
             for p in components:
                 yield p, self.xp.empty((0, self.n), dtype=self.dtype)
             return
-        for batch, rows in self._row_batches(0, components):
+        # On the GPU, rows that vertex_order must reorder are made stored by columns: its gather then reads
+        # whole sectors (a column of 32 rows is 128 contiguous bytes in float32) where a gather of
+        # row-major rows reads one value a sector, at random.
+        by_columns = self.xp is not np and not self._in_vertex_order
+        for batch, rows in self._row_batches(0, components, by_columns=by_columns):
             if not level_order:
                 rows = self.vertex_order(rows)  # once for the batch
             for g, first, last in batch:
@@ -845,6 +850,11 @@ class BoundaryGraph:
         """Rows of level-0 columns (:meth:`boundary_rows` with ``level_order``) in the original vertex
         order, into ``out`` where given (an array of their shape, e.g. a view of a row block)."""
         if not self._in_vertex_order:
+            if self.xp is not np:
+                from ._cuda import gather_by_columns_cuda, stored_by_columns
+
+                if stored_by_columns(rows) is not None:
+                    return gather_by_columns_cuda(rows, self._position_dev, out=out)
             return self.xp.take(rows, self._position_dev, axis=1, out=out)
         if out is None:
             return rows
@@ -857,7 +867,7 @@ class BoundaryGraph:
             for g, first, last in batch:
                 yield g, rows[first:last]
 
-    def _row_batches(self, level: int, groups):
+    def _row_batches(self, level: int, groups, *, by_columns: bool = False):
         """``(batch, rows)``: the boundary rows of several groups of one super-group, made together.
 
         ``batch`` lists ``(g, first, last)``: group ``g``'s rows are ``rows[first:last]``
@@ -866,6 +876,7 @@ class BoundaryGraph:
         ``BATCH_ROWS`` rows (a road network's component has ~20 boundary
         vertices: alone they would fill a third of the product's 64-row tiles), and
         of at most :func:`batch_rows`'s bytes; a group with more rows is made alone.
+        ``by_columns`` (GPU): ``rows`` stored by columns (:meth:`_grouped_min_plus`).
         """
         lev, nxt = self.levels[level], self.levels[level + 1]
         xp = self.xp
@@ -896,7 +907,8 @@ class BoundaryGraph:
                 count += nb
                 i += 1
             local = np.concatenate([lev.next_pos[bstart[h] : bstart[h] + last - first] for h, first, last in batch])
-            yield batch, self._grouped_min_plus(lev, xp.take(rows_s, xp.asarray(local - nxt.starts[s]), axis=0))
+            yield batch, self._grouped_min_plus(lev, xp.take(rows_s, xp.asarray(local - nxt.starts[s]), axis=0),
+                                                by_columns=by_columns)
 
     def _next_pos_dev(self, lev: _Level):
         if "next_pos" not in lev._device:
@@ -940,11 +952,19 @@ class BoundaryGraph:
             xp.minimum(rows[nb:, g0:g1], inner, out=rows[nb:, g0:g1])
         return rows
 
-    def _grouped_min_plus(self, lev: _Level, a):
-        """``out[i, x] = min_t a[i, bstart_q + t] + L_q[t, x - starts_q]`` for x in group q."""
+    def _grouped_min_plus(self, lev: _Level, a, *, by_columns: bool = False):
+        """``out[i, x] = min_t a[i, bstart_q + t] + L_q[t, x - starts_q]`` for x in group q.
+
+        ``by_columns`` (GPU): ``out`` stored by columns, ``out[i, x]`` at ``x * ld + i`` with ``ld`` the
+        rows rounded up to 8 (whole 32-byte sectors in float32), a view of shape (rows, n) like the other.
+        """
         xp = self.xp
         rows = a.shape[0]
-        out = xp.empty((rows, lev.n), dtype=self.dtype)
+        if by_columns and xp is not np:
+            ld = -(-rows // _BY_COLUMNS_ALIGN) * _BY_COLUMNS_ALIGN
+            out = xp.empty((lev.n, ld), dtype=self.dtype)[:, :rows].T
+        else:
+            out = xp.empty((rows, lev.n), dtype=self.dtype)
         if xp is np:
             out.fill(np.inf)
             bstart = lev.bstart
