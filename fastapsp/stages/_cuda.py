@@ -284,15 +284,15 @@ def gather_by_columns_cuda(x, cols, out=None):
 
     rows, ncols = x.shape[0], cols.size
     dtype = _real(x.dtype)
-    ldx = stored_by_columns(x)
     if out is None:
         out = cp.empty((rows, ncols), dtype=dtype)
+    if rows == 0 or ncols == 0:
+        return out
+    ldx = stored_by_columns(x)
     ldo = _leading_dimension(out) if out.dtype == dtype else None
     if ldx is None or x.dtype != dtype or ldo is None:
         raise ValueError(f"gather_by_columns_cuda: x of shape {x.shape} and strides {x.strides} stored by columns "
                          f"and out of strides {out.strides} row-major, both {dtype}, are needed")
-    if rows == 0 or ncols == 0:
-        return out
     kernel = get_kernel("gather_transposed.cu", "gather_transposed", dtype)
     step = MAX_GRID_Y * _GATHER_EDGE
     for r0 in range(0, rows, step):
