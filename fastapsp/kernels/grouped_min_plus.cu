@@ -34,7 +34,7 @@ grouped_min_plus(const REAL* A, long long lda, const REAL* LB, const long long* 
         minplus_tile<false, MP_CW>(acc, A + r0 * lda + bstart[q], lda, LB + lb_offset[q] + (c0 - g0), ldb, rows, cols,
                                    K, sm);
     if (by_columns)
-        tile_store_groups_by_columns<MP_CW>(acc, C + c0 * ldc + r0, ldc, rows, cols);
+        tile_store_groups_by_columns<MP_CW>(acc, C + c0 * ldc + r0, ldc, rows, cols, &sm);
     else
         tile_store_groups<MP_CW>(acc, C + r0 * ldc + c0, ldc, rows, cols);
 }

@@ -275,32 +275,62 @@ __device__ __forceinline__ void tile_store_groups(const REAL (&acc)[4][4 * CW], 
 }
 
 // tile_store_groups into a block stored by columns: element (r, x) of the tile at CT + x * ldt + r
-// (gather_transposed.cu reads such a block).  A thread stores its four rows of each column as one
-// vector, so a warp writes 32 contiguous bytes (float32) of each of 16 columns.
+// (gather_transposed.cu reads such a block).  A thread holds 4 rows of a column, so storing straight
+// from its registers a warp would write 32 bytes into each of 16 columns (four times the transactions
+// of a row store); the tile goes instead through shared memory (stage, free once the product is done),
+// BY_COLUMNS_W columns at a time, and each warp writes whole 256-byte columns of 64 rows (float32).
+// Every thread of the block must call this (it synchronises the block).
 template <int CW>
 __device__ __forceinline__ void tile_store_groups_by_columns(const REAL (&acc)[4][4 * CW], REAL* CT, long long ldt,
-                                                             int rows, int cols)
+                                                             int rows, int cols, void* stage)
 {
+    constexpr int V = 16 / sizeof(REAL);    // values of a 16-byte vector
+    constexpr int W = 8 * V;                // columns staged at a time
+    constexpr int P = MP_TILE + V;          // the staged columns' pitch (16-byte aligned, padded)
+    constexpr int VPC = MP_TILE / V;        // vectors of a column of the tile
+    constexpr int CPR = MP_THREADS / VPC;   // columns written by the block in one round
+    static_assert(W * P * sizeof(REAL) <= sizeof(MinPlusSmemT<CW>), "the stage holds W columns");
+    static_assert((MP_TILE * CW) % W == 0 && W % CPR == 0 && W % 4 == 0, "whole passes and rounds");
+    REAL* st = reinterpret_cast<REAL*>(stage);
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-    const int r = 4 * ty;
-    if (r >= rows) return;
-    const bool vec = r + 4 <= rows && aligned16(CT, ldt);
+    const int wc = threadIdx.x / VPC, wv = threadIdx.x % VPC;  // the column (of a round) and vector written
+    const bool vec = rows == MP_TILE && aligned16(CT, ldt);
+    __syncthreads();  // the product's last chunk is no longer read
 #pragma unroll
-    for (int g = 0; g < CW; ++g)
+    for (int pass = 0; pass < MP_TILE * CW / W; ++pass) {
+        const int g = pass * W / MP_TILE, first = (pass * W) % MP_TILE;  // the pass's columns: group g, first ..
+        if (4 * tx >= first && 4 * tx < first + W) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int x = MP_TILE * g + 4 * tx + j;
-            if (x >= cols) continue;
-            REAL* at = CT + (long long)x * ldt + r;
-            const REAL v[4] = {acc[0][4 * g + j], acc[1][4 * g + j], acc[2][4 * g + j], acc[3][4 * g + j]};
-            if (vec) {
-                store4(at, v);
-            } else {
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    if (r + i < rows) at[i] = v[i];
+            for (int j = 0; j < 4; ++j) {
+                REAL* at = st + (4 * tx + j - first) * P + 4 * ty;  // 16-byte aligned, as P is
+                if constexpr (sizeof(REAL) == 4) {
+                    *reinterpret_cast<float4*>(at) =
+                        make_float4(acc[0][4 * g + j], acc[1][4 * g + j], acc[2][4 * g + j], acc[3][4 * g + j]);
+                } else {
+                    reinterpret_cast<double2*>(at)[0] = make_double2(acc[0][4 * g + j], acc[1][4 * g + j]);
+                    reinterpret_cast<double2*>(at)[1] = make_double2(acc[2][4 * g + j], acc[3][4 * g + j]);
+                }
             }
         }
+        __syncthreads();
+#pragma unroll
+        for (int round = 0; round < W / CPR; ++round) {
+            const int c = round * CPR + wc;      // column of the pass
+            const int x = pass * W + c;          // column of the tile
+            if (x < cols) {
+                const REAL* from = st + c * P + V * wv;
+                REAL* to = CT + (long long)x * ldt + V * wv;
+                if (vec) {
+                    *reinterpret_cast<int4*>(to) = *reinterpret_cast<const int4*>(from);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < V; ++i)
+                        if (V * wv + i < rows) to[i] = from[i];
+                }
+            }
+        }
+        __syncthreads();  // the stage is written again by the next pass
+    }
 }
 
 // acc <- min(acc, A (x) B) over the tile: A points at row 0 of the tile's rows

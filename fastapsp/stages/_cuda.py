@@ -274,7 +274,7 @@ def _multiprocessors(device: int) -> int:
 
 
 # ------------------------------------------------------- column gather
-_GATHER_EDGE, _GATHER_STEP = 32, 8  # gather_transposed.cu's block: 32 x 32 values, 32 x 8 threads
+_GATHER_EDGE, _GATHER_STEP = 32, 8  # gather_transposed.cu's block: 32 columns, 32 x 8 threads
 
 
 def gather_by_columns_cuda(x, cols, out=None):
@@ -294,11 +294,8 @@ def gather_by_columns_cuda(x, cols, out=None):
         raise ValueError(f"gather_by_columns_cuda: x of shape {x.shape} and strides {x.strides} stored by columns "
                          f"and out of strides {out.strides} row-major, both {dtype}, are needed")
     kernel = get_kernel("gather_transposed.cu", "gather_transposed", dtype)
-    step = MAX_GRID_Y * _GATHER_EDGE
-    for r0 in range(0, rows, step):
-        r1 = min(rows, r0 + step)
-        kernel((-(-ncols // _GATHER_EDGE), -(-(r1 - r0) // _GATHER_EDGE)), (_GATHER_EDGE, _GATHER_STEP),
-               (x[r0:r1], np.int64(ldx), cols, out[r0:r1], np.int64(ldo), np.int64(ncols), np.int32(r1 - r0)))
+    kernel((-(-ncols // _GATHER_EDGE),), (_GATHER_EDGE, _GATHER_STEP),
+           (x, np.int64(ldx), cols, out, np.int64(ldo), np.int64(ncols), np.int32(rows)))
     return out
 
 

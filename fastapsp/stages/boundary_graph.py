@@ -575,6 +575,11 @@ def _send_receive(sends: list, counts: list, *, comm, dtype) -> list:
     return received
 
 
+def _by_columns_ld(rows: int) -> int:
+    """Elements between the columns of ``rows`` boundary rows stored by columns: whole 32-byte sectors."""
+    return -(-rows // _BY_COLUMNS_ALIGN) * _BY_COLUMNS_ALIGN
+
+
 class BoundaryGraph:
     """The levels of the boundary-graph method for one partitioned graph.
 
@@ -961,8 +966,7 @@ class BoundaryGraph:
         xp = self.xp
         rows = a.shape[0]
         if by_columns and xp is not np:
-            ld = -(-rows // _BY_COLUMNS_ALIGN) * _BY_COLUMNS_ALIGN
-            out = xp.empty((lev.n, ld), dtype=self.dtype)[:, :rows].T
+            out = xp.empty((lev.n, _by_columns_ld(rows)), dtype=self.dtype)[:, :rows].T
         else:
             out = xp.empty((rows, lev.n), dtype=self.dtype)
         if xp is np:
