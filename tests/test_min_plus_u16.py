@@ -1,8 +1,8 @@
 """The packed 16-bit min-plus (``min_plus(..., integer=True)``) gives the float32 answers.
 
 On the GPU, whole-number float32 operands run in packed 16-bit arithmetic
-(``fastapsp/kernels/min_plus_u16.cu`` from K = 49, ``min_plus_smallk_u16.cu`` up to
-K = 48), block by block falling back to float32 where an operand does not fit
+(``fastapsp/kernels/min_plus_u16.cu`` from K = 57, ``min_plus_smallk_u16.cu`` up to
+K = 56), block by block falling back to float32 where an operand does not fit
 (above 16,383, negative, fractional).  The host path
 ignores the flag; both are checked against a plain NumPy min-plus.
 """
@@ -28,12 +28,12 @@ def _operand(rng, shape, high, inf_share=0.2):
     return x
 
 
-# min_plus_u16.cu takes inner dimensions from 49 on, min_plus_smallk_u16.cu 9 to 48 (its blocks
+# min_plus_u16.cu takes inner dimensions from 57 on, min_plus_smallk_u16.cu 9 to 56 (its blocks
 # sweep 4 column tiles of 128: N = 1300 ends inside a block, inside a tile, on an odd column).
 SHAPES = [(1, 64, 1), (66, 49, 700), (130, 56, 1301),
           (64, 64, 128), (65, 65, 129), (130, 150, 300), (7, 70, 1000), (200, 99, 5), (3, 5, 7),
           (1, 1, 1), (131, 3, 1300), (64, 4, 512), (97, 19, 1301), (130, 20, 2049), (70, 31, 777), (65, 32, 1024),
-          (40, 40, 700), (66, 48, 1500), (64, 9, 600), (64, 8, 600), (70, 33, 513)]
+          (40, 40, 700), (66, 48, 1500), (64, 9, 600), (64, 8, 600), (70, 33, 513), (66, 52, 1300), (65, 57, 640)]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -49,7 +49,7 @@ def test_packed_equals_float(xp, shape, high):
     np.testing.assert_array_equal(host(plain), want)
 
 
-@pytest.mark.parametrize("k", [80, 20, 40])
+@pytest.mark.parametrize("k", [80, 20, 40, 54])
 @pytest.mark.parametrize("case", ["too_large", "fractional", "negative_zero", "one_tile", "late_column"])
 def test_operands_that_do_not_fit_fall_back(xp, case, k):
     """Values the 16-bit encoding cannot hold give the float32 answer, not a wrapped one
@@ -73,7 +73,7 @@ def test_operands_that_do_not_fit_fall_back(xp, case, k):
     np.testing.assert_array_equal(host(got), want)
 
 
-@pytest.mark.parametrize("k", [80, 20, 40])
+@pytest.mark.parametrize("k", [80, 20, 40, 54])
 def test_views_and_accumulate(xp, k):
     """Operands as views with odd leading dimensions, the result into rows of a larger block."""
     rng = np.random.default_rng(11)

@@ -44,8 +44,8 @@ union SmallKShared {
 #define SKU_MIN_BLOCKS 4
 #endif
 
-// 16-byte words of a tile of Be a thread moves, at most: a tile is K4 x 64 words, K4 <= SKU_MAXK (a multiple of 16)
-#define SKU_VECS (SKU_MAXK * 16 / MP_THREADS)
+// 16-byte words of a tile of Be a thread moves, at most: a tile is K4 x 16 words, K4 <= SKU_MAXK
+#define SKU_VECS ((SKU_MAXK * 16 + MP_THREADS - 1) / MP_THREADS)
 
 // This thread's share of the tile of Be from column tile ct (rows below K4): 16-byte words
 // t + 256 p, word e holding row e / 16, column pairs 4 (e % 16) .. 4 (e % 16) + 3.

@@ -22,7 +22,7 @@ struct KSteps {
     static constexpr int value = V;
 };
 
-// fn(KSteps<K4>{}) for K4 = 4, 8, ..., 48 (K rounded up to 4; 48 for anything above 44): the sweeps
+// fn(KSteps<K4>{}) for K4 = 4, 8, ..., 56 (K rounded up to 4; 56 for anything above 52): the sweeps
 // over K are unrolled for each of them.  A sweep past its kernel's largest K is never called.
 template <class Fn>
 __device__ __forceinline__ void by_k4(int K4, Fn&& fn)
@@ -39,7 +39,9 @@ __device__ __forceinline__ void by_k4(int K4, Fn&& fn)
     case 36: fn(KSteps<36>{}); break;
     case 40: fn(KSteps<40>{}); break;
     case 44: fn(KSteps<44>{}); break;
-    default: fn(KSteps<48>{}); break;
+    case 48: fn(KSteps<48>{}); break;
+    case 52: fn(KSteps<52>{}); break;
+    default: fn(KSteps<56>{}); break;
     }
 }
 

@@ -38,7 +38,7 @@ _U16_COLS = 128  # output tile width of min_plus_u16.cu (U16_COLS)
 _U16_KC = 16  # the 16-bit kernels' encoded operands hold K rounded up to this (MP_KC, encoded_k)
 _SMALLK_MAX_K = {np.dtype(np.float32): 32, np.dtype(np.float64): 16}  # of min_plus_smallk.cu (SK_MAXK)
 _SMALLK_COLS = 8 * 64  # columns a block of min_plus_smallk.cu sweeps (SK_CT tiles of 64; smallk_u16: 4 of 128)
-_SMALLK_U16_K = (9, 48)  # inner dimensions given to min_plus_smallk_u16.cu (SKU_MAXK = 48)
+_SMALLK_U16_K = (9, 56)  # inner dimensions given to min_plus_smallk_u16.cu (SKU_MAXK = 56)
 _U16_MIN_K = _SMALLK_U16_K[1] + 1  # shortest inner dimension given to the wide packed product, min_plus_u16.cu
 _MAX_BATCH = 1024  # sources per SSSP pass: a warp lane holds one flag word of a vertex
 _SSSP_BLOCKS_PER_SM = 8  # at most this many resident blocks per SM in the SSSP grid
@@ -54,7 +54,7 @@ _PERSISTENT = True
 # without atomics: work ~ n * words * degree per level.  See sssp.cu.
 _SSSP_DIRECTION = "push"
 _SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its block queue)
-_SMALLK_U16_WIDE = ("-DSKU_MAXK=48",)  # min_plus_smallk_u16.cu for K from 33 to 48
+_SMALLK_U16_WIDE = ("-DSKU_MAXK=56",)  # min_plus_smallk_u16.cu for K from 33 to 56
 # min_plus.cu in float32 with tiles of 64 x 128 (two column groups a thread): 7-26% faster than 64 x 64
 # at every shape measured on one H100 (M = 100 to 1,730, K = 36 to 150, N = 2^20; docs/kernels.md).
 # Not with a row map, whose build of it spills registers.
@@ -190,7 +190,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
     tiled = not (wide_u16 or smallk_f or smallk_u16)  # min_plus.cu
     if tiled and dtype == np.float32 and out_rows is None and not any(o.startswith("-DMP_CW") for o in options):
         options += _TWO_GROUPS
-    if smallk_u16 and k > 32:  # shared memory and registers for K up to 48 (that build is slower at K <= 32)
+    if smallk_u16 and k > 32:  # shared memory and registers for K up to 56 (that build is slower at K <= 32)
         options += _SMALLK_U16_WIDE
     if out_rows is not None:  # the kernels built to follow the row map (the others ignore it)
         options += _ROW_MAP
