@@ -33,7 +33,7 @@ def _kernel_of(k: int, integer: bool, dtype) -> str:
         if k >= _cuda._U16_MIN_K:
             return "min_plus_u16"
         if _cuda._SMALLK_U16_K[0] <= k <= _cuda._SMALLK_U16_K[1]:
-            return "min_plus_smallk_u16" + ("_w48" if k > 32 else "")
+            return "min_plus_smallk_u16" + (f"_w{_cuda._SMALLK_U16_K[1]}" if k > 32 else "")
     return "min_plus_smallk" if k <= _cuda._SMALLK_MAX_K[np.dtype(dtype)] else "min_plus"
 
 

@@ -53,7 +53,7 @@ def test_packed_equals_float(xp, shape, high):
 @pytest.mark.parametrize("case", ["too_large", "fractional", "negative_zero", "one_tile", "late_column"])
 def test_operands_that_do_not_fit_fall_back(xp, case, k):
     """Values the 16-bit encoding cannot hold give the float32 answer, not a wrapped one
-    (K = 20 and 40: min_plus_smallk_u16.cu, whose blocks switch to float32 from the tile that meets one:
+    (K = 20, 40 and 54: min_plus_smallk_u16.cu, whose blocks switch to float32 from the tile that meets one:
     with min_plus_smallk.cu's loop at K = 20, with 64 x 64 tiles at K = 40)."""
     rng = np.random.default_rng(5)
     a, b = _operand(rng, (150, k), 9000), _operand(rng, (k, 1400), 9000)

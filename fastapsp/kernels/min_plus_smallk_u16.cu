@@ -1,4 +1,4 @@
-// Min-plus product C = [min(C,)] A (x) B for a short inner dimension (K <= 48) of
+// Min-plus product C = [min(C,)] A (x) B for a short inner dimension (K <= 56) of
 // float32 operands that hold whole numbers: the interior rows of unweighted road
 // networks.  As min_plus_smallk.cu, a block keeps its 64 x K slice of A in shared
 // memory and sweeps the columns with it, double-buffering B, one barrier a tile;

@@ -11,8 +11,8 @@
 #ifndef SKU_CT  // column tiles a block sweeps with its slice of A (512 columns)
 #define SKU_CT 4
 #endif
-#ifndef SKU_MAXK  // largest K (a multiple of 4): 32, or 48 (37.6 KB of shared memory) for K = 33..48
-#define SKU_MAXK 32  // the host asks for 48 only where needed: more registers (spills) slow K <= 32 (docs/kernels.md)
+#ifndef SKU_MAXK  // largest K (a multiple of 4): 32, or 56 (43.9 KB of shared memory) for K = 33..56
+#define SKU_MAXK 32  // the host asks for more only where needed: more registers (spills) slow K <= 32 (docs/kernels.md)
 #endif
 
 struct SmallKU16Smem {
