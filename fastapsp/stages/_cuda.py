@@ -141,7 +141,7 @@ def min_plus_cuda(a, b, out, accumulate, integer=False, options=(), *, packed="a
 
     ``integer``: the operands hold whole numbers (integer weights), so float32
     products run in packed 16-bit arithmetic (``min_plus_u16.cu`` from K = 57,
-    ``min_plus_smallk_u16.cu`` for K = 9..48), block by block falling back to
+    ``min_plus_smallk_u16.cu`` for K = 9..56), block by block falling back to
     float32 where an operand does not fit in it.  The keywords pick other
     kernels, for comparing them (benchmarks, tests); every choice gives the
     same result.  ``packed``: ``"auto"`` as above, ``"never"`` keeps float32,

@@ -830,7 +830,8 @@ class BoundaryGraph:
         Components are visited grouped by their super-group, so each
         super-group's rows are made once; the order may differ from the one given.
         ``level_order``: the rows' columns in level order instead, for :meth:`vertex_order`
-        to put in vertex order where the caller wants them (a row block's first rows).
+        to put in vertex order where the caller wants them (a row block's first rows); on the GPU they
+        may then be stored by columns (a view of another layout), which only :meth:`vertex_order` reads.
         """
         components = [int(p) for p in components]
         unknown = [p for p in components if not (0 <= p < self.announced.size and self.announced[p])]
