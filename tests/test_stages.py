@@ -517,6 +517,21 @@ def test_leading_dimension_of_the_layouts_the_kernels_take():
         assert _leading_dimension(view) is None  # strided rows, reversed, columns, overlapping rows
 
 
+def test_stored_by_columns_of_the_layouts_the_gather_takes():
+    """Columns unit-strided, apart by at least a column of rows: their distance in elements; else None
+    (a row-major array, one row, one column, strided columns)."""
+    from fastapsp.stages._cuda import stored_by_columns
+    from fastapsp.stages.boundary_graph import _by_columns_ld
+
+    stored = np.zeros((1000, 24), np.float32)  # 1000 columns of up to 24 rows
+    assert stored_by_columns(stored[:, :17].T) == 24 and stored_by_columns(stored[:, 5:6].T) == 24
+    assert stored_by_columns(stored.T[3:20]) == 24  # rows 3 .. 19 of it
+    for view in (np.zeros((5, 100), np.float32), np.zeros((1, 100), np.float32), stored[:1].T, stored[:, ::2].T,
+                 np.lib.stride_tricks.as_strided(stored, (30, 100), (4, 4))):
+        assert stored_by_columns(view) is None  # row-major, one row, one column, strided rows, overlapping
+    assert [_by_columns_ld(r) for r in (1, 8, 9, 100, 512)] == [8, 8, 16, 104, 512]  # whole 32-byte sectors
+
+
 @pytest.mark.gpu
 def test_copy_rows_cuda_copies_views_and_declines_what_it_cannot():
     """copy_rows_cuda copies a column slice into rows of a wider buffer, and leaves other cases untouched."""
