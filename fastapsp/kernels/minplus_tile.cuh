@@ -278,7 +278,8 @@ __device__ __forceinline__ void tile_store_groups(const REAL (&acc)[4][4 * CW], 
 // (gather_transposed.cu reads such a block).  A thread holds 4 rows of a column, so storing straight
 // from its registers a warp would write 32 bytes into each of 16 columns (four times the transactions
 // of a row store); the tile goes instead through shared memory (stage, free once the product is done),
-// BY_COLUMNS_W columns at a time, and each warp writes whole 256-byte columns of 64 rows (float32).
+// W columns at a time, and each warp writes whole 256-byte columns of 64 rows (float32).  The stage is
+// written with plain vector stores, not store4 (whose evict-first form is for global memory).
 // Every thread of the block must call this (it synchronises the block).
 template <int CW>
 __device__ __forceinline__ void tile_store_groups_by_columns(const REAL (&acc)[4][4 * CW], REAL* CT, long long ldt,

@@ -966,7 +966,7 @@ class BoundaryGraph:
         """
         xp = self.xp
         rows = a.shape[0]
-        if by_columns and xp is not np:
+        if by_columns:  # decided once, by boundary_rows
             out = xp.empty((lev.n, _by_columns_ld(rows)), dtype=self.dtype)[:, :rows].T
         else:
             out = xp.empty((rows, lev.n), dtype=self.dtype)
