@@ -52,6 +52,9 @@ VARIANTS = [  # name, keywords of min_plus_cuda (packed="never" unless given), c
     # min_plus_smallk_u16.cu at every K up to its largest, below its threshold too (the float32 small-K
     # kernel takes K <= 8 by default): the threshold's measurement.
     ("u16_smallk_every_k", {"packed": "auto"}, ()),
+    # min_plus_smallk_u16.cu turning its packed results into floats on the integer pipe (a shift or mask,
+    # a conversion, a compare and a select a value) instead of its default, the FMA pipe.
+    ("u16_decode_int", {"packed": "auto"}, ("-DU16_DECODE_INT",)),
 ]
 # Variants run with the packed small-K kernel's range of K set to this (min_plus_cuda reads it per call).
 SMALLK_U16_RANGE = {"u16_smallk_every_k": (1, 48)}

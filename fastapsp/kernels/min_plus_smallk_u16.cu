@@ -28,6 +28,12 @@
 // (minplus_tile.cuh) made the packed kernel spill registers, and it runs only where an operand does
 // not fit 16 bits.  The packed tiles store such rows shifted (minplus_tile_u16.cuh).
 #define MP_PLAIN_FLOAT_STORES
+// Above K = 32 the sweep keeps the integer pipe busy (its DPX instructions): the results are turned
+// into floats on the FMA pipe (minplus_tile_u16.cuh's decode_pairs_u16).  -DU16_DECODE_INT: on the
+// integer pipe, as min_plus_u16.cu does (there the FMA pipe's way was 1-2% slower at K = 60-80).
+#ifndef U16_DECODE_INT
+#define U16_DECODE_FMA
+#endif
 #include "common.cuh"
 #include "minplus_tile.cuh"
 #include "minplus_tile_u16.cuh"
@@ -125,7 +131,7 @@ min_plus_smallk_u16(const unsigned int* Ae, const unsigned int* Be, long long ld
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
-        by_k4(K4, [&](auto steps) { smallk_sweep_u16<decltype(steps)::value>(acc, sm.u, buf, tx, ty); });
+        by_k_u16(K, [&](auto steps) { smallk_sweep_u16<decltype(steps)::value>(acc, sm.u, buf, tx, ty); });
         store_tile_u16(acc, tile_origin(C, ldc, crow, r0, c0), ldc, rows, (int)min((long long)SKU_COLS, N - c0),
                        accumulate, tile_rows(crow, r0));
     }

@@ -31,6 +31,53 @@ __device__ __forceinline__ void smallk_sweep_u16(unsigned int (&acc)[4][4], cons
 }
 
 
+// fn(KSteps<S>{}) for the steps S that sweep K: K rounded up to 4 to K = 32 (the products there are
+// bound by their writes; less code), and K itself above it (where the sweep bounds the product, a step
+// past K relaxes +inf for nothing; docs/kernels.md has the measurements).
+template <class Fn>
+__device__ __forceinline__ void by_k_u16(int K, Fn&& fn)
+{
+#if SKU_MAXK > 32
+    switch (K) {
+    case 33: fn(KSteps<33>{}); return;
+    case 34: fn(KSteps<34>{}); return;
+    case 35: fn(KSteps<35>{}); return;
+    case 36: fn(KSteps<36>{}); return;
+    case 37: fn(KSteps<37>{}); return;
+    case 38: fn(KSteps<38>{}); return;
+    case 39: fn(KSteps<39>{}); return;
+    case 40: fn(KSteps<40>{}); return;
+    case 41: fn(KSteps<41>{}); return;
+    case 42: fn(KSteps<42>{}); return;
+    case 43: fn(KSteps<43>{}); return;
+    case 44: fn(KSteps<44>{}); return;
+    case 45: fn(KSteps<45>{}); return;
+    case 46: fn(KSteps<46>{}); return;
+    case 47: fn(KSteps<47>{}); return;
+    case 48: fn(KSteps<48>{}); return;
+    case 49: fn(KSteps<49>{}); return;
+    case 50: fn(KSteps<50>{}); return;
+    case 51: fn(KSteps<51>{}); return;
+    case 52: fn(KSteps<52>{}); return;
+    case 53: fn(KSteps<53>{}); return;
+    case 54: fn(KSteps<54>{}); return;
+    case 55: fn(KSteps<55>{}); return;
+    case 56: fn(KSteps<56>{}); return;
+    default: break;
+    }
+#endif
+    switch ((K + 3) & ~3) {
+    case 4: fn(KSteps<4>{}); break;
+    case 8: fn(KSteps<8>{}); break;
+    case 12: fn(KSteps<12>{}); break;
+    case 16: fn(KSteps<16>{}); break;
+    case 20: fn(KSteps<20>{}); break;
+    case 24: fn(KSteps<24>{}); break;
+    case 28: fn(KSteps<28>{}); break;
+    default: fn(KSteps<32>{}); break;
+    }
+}
+
 // A's rows r0 .. r0 + rows - 1 (K columns) into sm.a, encoded in both halves; +inf past them and
 // past K (rounded up to 4).  `bad` is raised for an operand the encoding cannot hold.
 __device__ __forceinline__ void stage_a_u16(SmallKU16Smem& sm, const float* A, long long lda, long long r0, int rows,

@@ -60,11 +60,27 @@ __device__ __forceinline__ float decode_u16(unsigned int v)
 // A thread's 4 packed column pairs of one row as its 8 float columns.
 __device__ __forceinline__ void decode_pairs_u16(const unsigned int (&pairs)[4], float (&v)[8])
 {
+#ifdef U16_DECODE_FMA
+    // Off the integer pipe, which the packed sweep keeps busy: each half converted from its own 16 bits
+    // (I2F.U16, no shift or mask), then +inf where it is U16_INF or more without a compare and select:
+    // t = saturate(2 x - (2 U16_INF - 1)) is 0 for a distance and 1 above, and t * FLT_MAX + x rounded
+    // up is x for t = 0 and overflows to +inf for t = 1.
+    const float top = (float)(2 * U16_INF - 1), flt_max = 3.4028234663852886e38f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        unsigned short lo, hi;
+        asm("mov.b32 {%0, %1}, %2;" : "=h"(lo), "=h"(hi) : "r"(pairs[j]));
+        const float x = (float)lo, y = (float)hi;
+        v[2 * j] = __fmaf_ru(__saturatef(fmaf(x, 2.0f, -top)), flt_max, x);
+        v[2 * j + 1] = __fmaf_ru(__saturatef(fmaf(y, 2.0f, -top)), flt_max, y);
+    }
+#else
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
         v[2 * j] = decode_u16(pairs[j] & 0xFFFFu);
         v[2 * j + 1] = decode_u16(pairs[j] >> 16);
     }
+#endif
 }
 
 // One step of K in packed form: acc[i][j] <- min(acc[i][j], a[i] + b[j]) on both halves, for the
