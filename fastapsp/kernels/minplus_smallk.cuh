@@ -22,27 +22,22 @@ struct KSteps {
     static constexpr int value = V;
 };
 
-// fn(KSteps<K4>{}) for K4 = 4, 8, ..., 56 (K rounded up to 4; 56 for anything above 52): the sweeps
-// over K are unrolled for each of them.  A sweep past its kernel's largest K is never called.
-template <class Fn>
+// fn(KSteps<K4>{}) for K4 = 4, 8, ..., Last (K rounded up to 4; Last for anything above it): the
+// sweeps over K are unrolled for each of them.  A sweep past its kernel's largest K is never called.
+template <int Last = 56, class Fn>
 __device__ __forceinline__ void by_k4(int K4, Fn&& fn)
 {
+    static_assert(Last % 4 == 0 && Last >= 4 && Last <= 56, "by_k4: Last a multiple of 4 from 4 to 56");
+    // Cases past Last sweep Last, as the default does: they name no further sweep.
+#define FASTAPSP_BY_K4(S) \
+    case S: fn(KSteps<(S < Last ? S : Last)>{}); break;
     switch (K4) {
-    case 4: fn(KSteps<4>{}); break;
-    case 8: fn(KSteps<8>{}); break;
-    case 12: fn(KSteps<12>{}); break;
-    case 16: fn(KSteps<16>{}); break;
-    case 20: fn(KSteps<20>{}); break;
-    case 24: fn(KSteps<24>{}); break;
-    case 28: fn(KSteps<28>{}); break;
-    case 32: fn(KSteps<32>{}); break;
-    case 36: fn(KSteps<36>{}); break;
-    case 40: fn(KSteps<40>{}); break;
-    case 44: fn(KSteps<44>{}); break;
-    case 48: fn(KSteps<48>{}); break;
-    case 52: fn(KSteps<52>{}); break;
-    default: fn(KSteps<56>{}); break;
+    FASTAPSP_BY_K4(4) FASTAPSP_BY_K4(8) FASTAPSP_BY_K4(12) FASTAPSP_BY_K4(16) FASTAPSP_BY_K4(20)
+    FASTAPSP_BY_K4(24) FASTAPSP_BY_K4(28) FASTAPSP_BY_K4(32) FASTAPSP_BY_K4(36) FASTAPSP_BY_K4(40)
+    FASTAPSP_BY_K4(44) FASTAPSP_BY_K4(48) FASTAPSP_BY_K4(52)
+    default: fn(KSteps<Last>{}); break;
     }
+#undef FASTAPSP_BY_K4
 }
 
 // Spare: one relaxation a step (minplus_tile's Spare).

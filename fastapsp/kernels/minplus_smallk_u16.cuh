@@ -66,16 +66,7 @@ __device__ __forceinline__ void by_k_u16(int K, Fn&& fn)
     default: break;
     }
 #endif
-    switch ((K + 3) & ~3) {
-    case 4: fn(KSteps<4>{}); break;
-    case 8: fn(KSteps<8>{}); break;
-    case 12: fn(KSteps<12>{}); break;
-    case 16: fn(KSteps<16>{}); break;
-    case 20: fn(KSteps<20>{}); break;
-    case 24: fn(KSteps<24>{}); break;
-    case 28: fn(KSteps<28>{}); break;
-    default: fn(KSteps<32>{}); break;
-    }
+    by_k4<32>((K + 3) & ~3, fn);
 }
 
 // A's rows r0 .. r0 + rows - 1 (K columns) into sm.a, encoded in both halves; +inf past them and
