@@ -296,3 +296,44 @@ def test_named_graph_splits_at_the_first_equals_sign(tmp_path):
     path = tmp_path / "a=b.mtx"
     path.write_text("%%MatrixMarket matrix coordinate pattern general\n1 1 0\n")
     assert named_graph(f"x={path}") == ("x", str(path))
+
+
+# ------------------------------------------------------------ the cost model against whole runs
+def _report(k, total, rule, min_plus, predicted_min_plus, graph="g.mtx.gz"):
+    return {"graph": graph, "backend": "cupy", "dtype": "float32", "k": k, "total_seconds": total,
+            "sssp_method": "boundary-graph", "k_choice": {"k": k, "rule": rule},
+            "stages": {"min_plus": min_plus, "boundary_graph": 0.5, "read": 0.1},
+            "predicted_seconds": {"boundary-graph": {"min_plus": predicted_min_plus, "boundary_graph": 2.0,
+                                                     "boundary_rows": 0.0, "total": 9.0}}}
+
+
+def test_cost_model_check_ratios_factors_and_fastest_k(tmp_path):
+    import cost_model_check
+
+    runs = [_report(100, 10.0, "cost model", 4.0, 8.0), _report(200, 9.0, "given", 3.0, 4.0),
+            _report(200, 9.5, "given", 3.0, 4.0), _report(50, 1.0, "given", 1.0, 1.0, graph="other.mtx")]
+    (tmp_path / "runs.json").write_text(json.dumps(runs))
+    (tmp_path / "not-a-run.json").write_text(json.dumps({"graph": "g", "k": 3}))
+    found = cost_model_check.records([tmp_path])
+    assert len(found) == 4
+    result = cost_model_check.check(found)
+    first = next(row for row in result["runs"] if row["k"] == 100)
+    assert first["chosen"] and first["stages"]["min_plus"]["ratio"] == 0.5
+    assert first["stages"]["boundary_graph"]["ratio"] == 0.25
+    assert "boundary_rows" not in first["stages"]  # predicted 0: no ratio
+    assert result["factors"]["min_plus"] == 0.75  # median of 0.5, 0.75, 0.75, 1.0
+    g = result["graphs"]["g/cupy/float32"]
+    assert g["model_k"] == [100] and g["fastest_k"] == 200 and g["seconds_by_k"] == {"100": 10.0, "200": 9.0}
+    assert g["model_loss_seconds"] == 1.0
+    assert result["graphs"]["other/cupy/float32"]["model_k"] == []
+
+
+def test_cost_model_check_on_committed_runs(tmp_path):
+    out = tmp_path / "check.json"
+    proc = run([sys.executable, str(BENCH / "cost_model_check.py"), str(RESULTS / "k-sweep-c3a4181" / "runs"),
+                "--json", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    assert "del20-euclid k=1218 (model's k)" in proc.stdout and "fastest measured k" in proc.stdout
+    assert set(json.loads(out.read_text())["factors"]) == {"local_fw", "boundary_graph", "boundary_rows", "min_plus"}
+    empty = run([sys.executable, str(BENCH / "cost_model_check.py"), str(tmp_path / "nothing")])
+    assert empty.returncode == 1 and "no run" in empty.stderr and "Traceback" not in empty.stderr
