@@ -54,7 +54,7 @@ _PERSISTENT = True
 # without atomics: work ~ n * words * degree per level.  See sssp.cu.
 _SSSP_DIRECTION = "push"
 _SSSP_OPTIONS: tuple = ()  # extra -D options for sssp.cu (tests shrink its block queue)
-_SMALLK_U16_WIDE = ("-DSKU_MAXK=56",)  # min_plus_smallk_u16.cu for K from 33 to 56
+_SMALLK_U16_WIDE = (f"-DSKU_MAXK={_SMALLK_U16_K[1]}",)  # min_plus_smallk_u16.cu for K from 33 to its largest
 # min_plus.cu in float32 with tiles of 64 x 128 (two column groups a thread): 7-26% faster than 64 x 64
 # at every shape measured on one H100 (M = 100 to 1,730, K = 36 to 150, N = 2^20; docs/kernels.md).
 # Not with a row map, whose build of it spills registers.
