@@ -16,12 +16,14 @@ import math
 import numpy as np
 
 from .graph import arc_positions, distinct
+from .stages._cuda import _SMALLK_MAX_K, _SMALLK_U16_K
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
 from .stages.floyd_warshall import SEARCH_NS
 
 __all__ = ["RATES", "predict", "receive_relaxations", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
            "least_regret_k", "growth_dimension", "KNOWN_LAWS", "LOW_GROWTH_LAWS", "LOW_GROWTH",
-           "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS",
+           "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS", "MINPLUS_KERNELS", "PARTITION_RATES",
+           "COMPONENT_OVERHEAD", "partition_seconds", "packs",
            "SHARE_RATE", "close_everywhere"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
@@ -30,21 +32,40 @@ SSSP_METHODS = ("auto", "frontier", "boundary-graph")
 # float64 runs at half the rate on the GPU).  frontier_unit / frontier_weighted:
 # source-arc pairs per second of the frontier SSSP (BFS / Bellman-Ford on the
 # GPU, SciPy's BFS / Dijkstra on the host).  row_bytes: bytes per second of
-# writing and gathering row blocks.  The local closures are priced as Floyd-Warshall
+# writing the row blocks out (assembly).  level: relaxations per second of closing
+# an upper level's super-groups (a few thousand vertices each, many small closures).
+# rows: relaxations per second of the boundary rows' grouped min-plus, and
+# boundary_row_bytes: bytes of boundary rows made per second beside it (the rows'
+# gather into vertex order and their layout).  The local closures are priced as Floyd-Warshall
 # even where the GPU makes them by breadth-first searches (unweighted graphs,
 # fastapsp.stages.boundary_graph.closes_by_searches): priced at the searches' rate
 # (about 1.4e10 entries a second, one H100) k fell from 153 to 91 on roadNY and from
 # 1,045 to 439 on roadFLA, whose command-line runs were then 10-15% (roadNY) and up to
 # 10% (roadFLA's min-plus) slower on one H100 (docs/kernels.md).
+# The GPU's level, rows and boundary_row_bytes are least-squares fits to the stage seconds of whole
+# runs at several k (del20 unit and Euclidean, del21-unit, grid1024-real; one H100, docs/kernels.md,
+# "The cost model's rates"): the levels' closures at 1.6-3.4e12, the rows within 0.88-1.13 of the fit.
 RATES = {
-    "cupy": {"dense": 9.0e12, "frontier_unit": 5.0e9, "frontier_weighted": 3.5e8, "row_bytes": 1.0e12},
+    "cupy": {"dense": 9.0e12, "frontier_unit": 5.0e9, "frontier_weighted": 3.5e8, "row_bytes": 1.0e12,
+             "level": 2.2e12, "rows": 3.5e13, "boundary_row_bytes": 2.1e11},
     "numpy": {"dense": 2.0e9, "frontier_unit": 3.0e7, "frontier_weighted": 1.6e7, "row_bytes": 2.0e9,
+              "level": 2.0e9, "rows": 2.0e9, "boundary_row_bytes": 1.0e9,
               # the closures by Dijkstra from every vertex: c (e + c) log2 c per second
               # (fastapsp.stages.floyd_warshall.SEARCH_NS, which also decides where they run)
               "search": 1e9 / SEARCH_NS},
 }
 
-
+# The min-plus kernels of the GPU (fastapsp.stages._cuda.min_plus_cuda), each as (relaxations a second,
+# distances written a second) in float32: the wide products pay both, one after the other (time =
+# relaxations / rate + distances / rate); the small-K kernels, whose inner dimension is the whole
+# boundary of a component, are bound by the slower of the two.  Least-squares fits to the min-plus
+# stage of whole runs on one H100 (docs/kernels.md, "The cost model's rates"): "tile" on del20-euclid
+# and grid1024-real at k 1,218-3,444 (within 2.5%), "packed" on del20-unit and del21-unit at k
+# 1,218-6,889 (within 1%), "smallk" on roadFLA, roadNY and roadBAY at k 80-2,200 (the packed small-K
+# kernel; within 25%, the short runs of the smaller networks above).  The float32 small-K kernel was not
+# fitted on its own: it is priced at the tile kernel's relaxations and the small-K kernels' writes.
+MINPLUS_KERNELS = {"tile": (1.58e13, 6.2e11), "packed": (3.76e13, 5.9e11),
+                   "smallk_packed": (2.14e13, 7.0e11), "smallk": (1.58e13, 7.0e11)}
 # The boundary graph's dense limit and super-group size that predict() assumes unless told: the GPU's.
 _DENSE_LIMIT, _SUPER_SIZE = DENSE_LIMIT["cupy"], SUPER_SIZE["cupy"]
 
@@ -58,7 +79,7 @@ def _rates(backend: str, dtype) -> dict:
 
 def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
             dense_limit: int = _DENSE_LIMIT, super_size: int = _SUPER_SIZE, whole_rows: bool = True,
-            counts=None) -> dict:
+            counts=None, packed: bool = False) -> dict:
     """Predicted seconds of every stage for components of ``sizes`` with ``boundary`` vertices each.
 
     Returns ``{"frontier": {...}, "boundary-graph": {...}}``, each a dict of
@@ -68,17 +89,20 @@ def predict(sizes, boundary, n: int, arcs: int, *, unit_weights: bool, backend: 
     without boundary vertices makes its own columns only.  ``counts``: how
     many components each entry stands for (default one each), so that k equal
     components cost one entry (:func:`choose_k` weighs hundreds of k).
+    ``packed``: the GPU's products run in 16 bits (whole-number distances that
+    fit, :class:`fastapsp.stages.min_plus.Packing`).
     """
     c = np.asarray(sizes, dtype=np.float64)
     seconds = _predict_arrays(c, np.asarray(boundary, dtype=np.float64),
                               np.ones(c.shape) if counts is None else np.asarray(counts, dtype=np.float64),
                               n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype,
-                              dense_limit=dense_limit, super_size=super_size, whole_rows=whole_rows)
+                              dense_limit=dense_limit, super_size=super_size, whole_rows=whole_rows, packed=packed)
     return {method: {stage: float(v) for stage, v in stages.items()} for method, stages in seconds.items()}
 
 
 def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: str, dtype,
-                    dense_limit: int = _DENSE_LIMIT, super_size: int = _SUPER_SIZE, whole_rows: bool = True) -> dict:
+                    dense_limit: int = _DENSE_LIMIT, super_size: int = _SUPER_SIZE, whole_rows: bool = True,
+                    packed: bool = False) -> dict:
     """:func:`predict` of many partitions at once: ``c``, ``b``, ``w`` (sizes, boundary vertices, counts)
     of shape (..., entries); every stage's seconds of shape (...)."""
     rates = _rates(backend, dtype)
@@ -86,7 +110,7 @@ def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: 
     itemsize = np.dtype(dtype).itemsize
     per_vertex = arcs / max(n, 1)
     fw = _closure_seconds(c, c * per_vertex, rates, w)
-    minplus = (w * (c - b) * b).sum(axis=-1) * n / rates["dense"]
+    minplus = _min_plus_seconds(c, b, w, n, rates, backend=backend, dtype=dtype, packed=packed)
     columns = np.full(c.shape, float(n)) if whole_rows else np.where(b > 0, float(n), c)
     assemble = (w * c * columns).sum(axis=-1) * itemsize / rates["row_bytes"]
     frontier_rate = rates["frontier_unit" if unit_weights else "frontier_weighted"]
@@ -98,24 +122,77 @@ def _predict_arrays(c, b, w, n: int, arcs: int, *, unit_weights: bool, backend: 
         "assemble": assemble,
     }
     # Boundary graph: local closures once, then the upper levels and the grouped product.
-    rows = total_b * (w * b * c).sum(axis=-1) / rates["dense"]
-    gather = total_b * n * itemsize * 2 / rates["row_bytes"]
-    # Above dense_limit, super-groups of ~super_size boundary vertices; their own boundary grows like a perimeter.
+    rows = total_b * (w * b * c).sum(axis=-1) / rates["rows"] + total_b * n * itemsize / rates["boundary_row_bytes"]
     mean_b = np.maximum(1.0, total_b / np.maximum(1.0, np.floor((w * (b > 0)).sum(axis=-1))))
-    b2 = mean_b * np.sqrt(np.maximum(1.0, super_size / mean_b))
-    top = np.minimum(total_b, total_b / super_size * b2)
-    upper = np.where(total_b <= dense_limit, total_b**3,
-                     total_b * super_size**2 + 2 * total_b**2 * b2 + top**3) / rates["dense"]
     boundary_graph = {
         "local_fw": fw,
-        "boundary_graph": upper,
-        "boundary_rows": rows + gather,
+        "boundary_graph": _upper_levels_seconds(total_b, mean_b, rates, dense_limit, super_size),
+        "boundary_rows": rows,
         "min_plus": minplus,
         "assemble": assemble,
     }
     for stages in (frontier, boundary_graph):
         stages["total"] = sum(stages.values())
     return {"frontier": frontier, "boundary-graph": boundary_graph}
+
+
+def _upper_levels_seconds(total_b, mean_b, rates, dense_limit: int, super_size: int):
+    """Seconds of the boundary graph's upper levels for ``total_b`` boundary vertices, ``mean_b`` a group.
+
+    As :class:`fastapsp.stages.boundary_graph.LevelTree` makes them: while a
+    level has more than ``dense_limit`` vertices, its super-groups of about
+    ``super_size`` vertices are closed (``super_size**2`` relaxations a vertex,
+    at the ``level`` rate) and their boundary vertices form the next level, a
+    super-group of ``m`` groups keeping about ``sqrt(m)`` groups' worth (a
+    perimeter); the first level that fits, or that would not shrink, is closed
+    densely (the ``dense`` rate).
+    """
+    size = np.array(total_b, dtype=np.float64)
+    group = np.array(mean_b, dtype=np.float64) * np.ones_like(size)
+    closed = np.zeros_like(size)
+    for _ in range(64):  # each level shrinks by at least a tenth
+        shrink = np.sqrt(np.minimum(group / super_size, 1.0))
+        more = (size > dense_limit) & (shrink < 0.9)
+        if not more.any():
+            break
+        closed += np.where(more, size, 0.0) * float(super_size) ** 2
+        size = np.where(more, size * shrink, size)
+        group = np.where(more, np.sqrt(group * super_size), group)
+    return closed / rates["level"] + size**3 / rates["dense"]
+
+
+def _min_plus_seconds(c, b, w, n: int, rates, *, backend: str, dtype, packed: bool):
+    """Seconds of the min-plus products of components of ``c`` vertices, ``b`` of them boundary, ``w`` each:
+    ``(c - b) b n`` relaxations and ``(c - b) n`` distances written per component.  On the host at the
+    ``dense`` rate; on the GPU by the kernel each inner dimension ``b`` takes (:data:`MINPLUS_KERNELS`)."""
+    relax = w * (c - b) * b * n
+    if backend != "cupy":
+        return relax.sum(axis=-1) / rates["dense"]
+    written = w * (c - b) * n
+    dtype = np.dtype(dtype)
+    packed = packed and dtype == np.float32
+    smallk = (b >= _SMALLK_U16_K[0]) & (b <= _SMALLK_U16_K[1]) if packed else np.zeros(b.shape, dtype=bool)
+    smallk_float = ~smallk & (b <= _SMALLK_MAX_K.get(dtype, 0))
+    wide = "packed" if packed else "tile"
+    slow = 2.0 if dtype == np.float64 else 1.0  # half the rate, twice the bytes
+    seconds = np.where(smallk, _kernel_seconds("smallk_packed", relax, written, slow),
+                       np.where(smallk_float, _kernel_seconds("smallk", relax, written, slow),
+                                _kernel_seconds(wide, relax, written, slow)))
+    return seconds.sum(axis=-1)
+
+
+def packs(graph, dtype) -> bool:
+    """Whether the model prices ``graph``'s products in 16 bits: whole-number weights and float32, what
+    :class:`fastapsp.stages.min_plus.Packing` looks at first (a run whose distances then pass 16,383 keeps
+    float32, which the model does not know before the first boundary rows)."""
+    return bool(graph.integer_weights) and np.dtype(dtype) == np.float32
+
+
+def _kernel_seconds(kernel: str, relax, written, slow: float = 1.0):
+    relaxations, distances = MINPLUS_KERNELS[kernel]
+    if kernel.startswith("smallk"):
+        return np.maximum(relax / relaxations, written / distances) * slow
+    return (relax / relaxations + written / distances) * slow
 
 
 def _closure_seconds(c, finite, rates, counts=1.0):
@@ -173,11 +250,27 @@ def choose_boundary_rows(prediction: dict) -> str:
     return "frontier"
 
 
-# Seconds of the partitioner (METIS on the host) per vertex and per component, fitted to whole runs at
-# several k (benchmarks/gpu_pipeline.py; the runs: docs/kernels.md).
-PARTITION_RATES = {"per_vertex": 1.7e-6, "per_component": 1.0e-3}
+# Seconds of the partitioners per vertex and per component: METIS on the host (also taken for the other
+# host partitioners) and Jet on the GPU, fitted to whole runs at several k (benchmarks/gpu_pipeline.py and
+# the k sweeps of docs/kernels.md, "The cost model's rates": METIS on roadNY and roadBAY at k 80-400, Jet
+# on del20, del21-unit, grid1024-real and roadFLA at k 600-6,889).
+PARTITION_RATES = {"metis": {"per_vertex": 1.7e-6, "per_component": 5.5e-4},
+                   "jet": {"per_vertex": 0.5e-6, "per_component": 1.8e-4}}
+
+
+def partition_seconds(n: float, k, partitioner: str = "metis"):
+    """Predicted seconds of cutting ``n`` vertices into ``k`` components with ``partitioner`` (a name of
+    :data:`fastapsp.partition.PARTITIONERS`; Jet at Jet's rates, the others at METIS's)."""
+    rates = PARTITION_RATES["jet" if str(partitioner).startswith("jet") else "metis"]
+    return rates["per_vertex"] * n + rates["per_component"] * np.asarray(k, dtype=np.float64)
+
+
 # Fixed seconds per component on top of its dense work (launches, host logic).
-COMPONENT_OVERHEAD = {"cupy": 4.0e-4, "numpy": 2.0e-4}
+COMPONENT_OVERHEAD = {"cupy": 2.0e-4, "numpy": 2.0e-4}
+# Predicted totals closer than this fraction are a tie for choose_k, which then takes the largest k: the
+# sizes it weighs are 1.19 times apart, and measured over predicted seconds fell with k on the graphs
+# swept (0.97 -> 0.94, 0.98 -> 0.93; docs/kernels.md, "The cost model's rates").
+K_TIE = 0.01
 # Component sizes considered by auto_k, and the vertices of the sampled region.
 _SIZES = np.geomspace(256, 16384, 25)
 # Smaller sizes, considered too where isolated vertices fill components of their own: those need no
@@ -303,7 +396,7 @@ def growth_dimension(level_sizes) -> float:
 
 def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str,
              dtype=np.float32, memory_bytes: float | None = None, sizes=_SIZES,
-             isolated: int = 0) -> tuple[int, dict]:
+             isolated: int = 0, packed: bool = False, partitioner: str = "metis") -> tuple[int, dict]:
     """The k with the smallest predicted time, boundary ``b = alpha * c**beta`` for components of ``c``.
 
     The prediction adds the partitioner's time and a fixed cost per component
@@ -312,21 +405,28 @@ def choose_k(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool
     not considered.  ``isolated`` vertices (no arc) get their share of the
     components, without boundary, as the partition gives them
     (:func:`fastapsp.partition.isolated.balanced_split`); sizes below
-    ``sizes`` are then considered too.  Returns ``(k, predicted)`` with
+    ``sizes`` are then considered too.  ``packed``: the products will run in
+    16 bits (:func:`predict`); ``partitioner``: whose seconds
+    (:func:`partition_seconds`).  Returns ``(k, predicted)`` with
     ``predicted`` the seconds of the chosen k by part.
     """
     if n <= 1:
         return 1, {"total": 0.0}
-    best_k, best = default_k(n), None
-    for k, parts in _candidates(n, arcs, alpha, beta, unit_weights=unit_weights, backend=backend, dtype=dtype,
-                                memory_bytes=memory_bytes, sizes=sizes, isolated=isolated):
-        if best is None or parts["total"] < best["total"]:
-            best_k, best = k, parts
-    return int(best_k), best or {"total": math.nan}
+    candidates = list(_candidates(n, arcs, alpha, beta, unit_weights=unit_weights, backend=backend, dtype=dtype,
+                                  memory_bytes=memory_bytes, sizes=sizes, isolated=isolated, packed=packed,
+                                  partitioner=partitioner))
+    if not candidates:
+        return default_k(n), {"total": math.nan}
+    fastest = min(parts["total"] for _, parts in candidates)
+    # Among the k predicted within K_TIE of the fastest, the largest: the model cannot tell them apart, and
+    # it overprices larger k slightly more than smaller (docs/kernels.md, "The cost model's rates").
+    k, parts = max(((k, parts) for k, parts in candidates if parts["total"] <= fastest * (1 + K_TIE)),
+                   key=lambda item: item[0])
+    return int(k), parts
 
 
 def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: bool, backend: str, dtype,
-                memory_bytes: float | None, sizes, isolated: int):
+                memory_bytes: float | None, sizes, isolated: int, packed: bool = False, partitioner: str = "metis"):
     """``(k, predicted seconds by part)`` of every k :func:`choose_k` considers."""
     shapes = _candidate_shapes(n, isolated, tuple(float(c) for c in sizes))
     if not shapes:
@@ -340,8 +440,8 @@ def _candidates(n: int, arcs: int, alpha: float, beta: float, *, unit_weights: b
     zeros = np.zeros(k.size)
     pred = _predict_arrays(np.stack([size, alone], axis=-1), np.stack([b, zeros], axis=-1),
                            np.stack([k_rest, k_alone], axis=-1), n, arcs, unit_weights=unit_weights, backend=backend,
-                           dtype=dtype)
-    partition = PARTITION_RATES["per_vertex"] * rest + PARTITION_RATES["per_component"] * k_rest
+                           dtype=dtype, packed=packed)
+    partition = partition_seconds(rest, k_rest, partitioner)
     components = COMPONENT_OVERHEAD[backend] * k
     # The cheaper method, the frontier SSSP on a tie as min() over the dict picks it.
     frontier = pred["frontier"]["total"] <= pred["boundary-graph"]["total"]
@@ -394,7 +494,7 @@ SAMPLE_SECONDS_PER_VERTEX = 1.5e-6
 
 def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
                    memory_bytes: float | None = None, isolated: int = 0, laws=KNOWN_LAWS,
-                   limit: float = math.inf) -> tuple[int, float, dict]:
+                   limit: float = math.inf, packed: bool = False, partitioner: str = "metis") -> tuple[int, float, dict]:
     """``(k, regret, predicted)``: the k whose predicted time falls least short of the best k's under every
     law of ``laws`` (:data:`KNOWN_LAWS`), by how many seconds it may fall short (its regret), and its
     predicted seconds by part under the law that makes it slowest.
@@ -405,6 +505,7 @@ def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype
     ``limit``: the laws are weighed the two most different first (the slowest
     and the fastest growing boundary); where their regret alone passes
     ``limit`` that regret is returned (more laws can only raise it).
+    ``packed``, ``partitioner``: as :func:`choose_k`.
     """
     if n <= 1:
         return 1, 0.0, {"total": 0.0}
@@ -413,7 +514,8 @@ def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype
     for group in (extremes, [law for law in laws if law not in extremes]):
         for alpha, beta in group:
             parts.append(dict(_candidates(n, arcs, alpha, beta, unit_weights=unit_weights, backend=backend,
-                                          dtype=dtype, memory_bytes=memory_bytes, sizes=_SIZES, isolated=isolated)))
+                                          dtype=dtype, memory_bytes=memory_bytes, sizes=_SIZES, isolated=isolated,
+                                          packed=packed, partitioner=partitioner)))
         common = sorted(set.intersection(*(set(p) for p in parts)))
         if not common:
             return default_k(n), math.inf, {"total": math.nan}
@@ -426,9 +528,16 @@ def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype
     return int(k), float(regret[k]), slowest
 
 
-def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None = None, seed: int = 0) -> dict:
+def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None = None, seed: int = 0,
+           partitioner: str | None = None) -> dict:
     """The default k of a run: :func:`choose_k` on a boundary law measured by :func:`sample_boundary`, or,
     where measuring cannot pay off, :func:`least_regret_k` over the laws of known graphs.
+
+    The products are priced in 16 bits where the weights are whole numbers
+    (what :class:`fastapsp.stages.min_plus.Packing` looks at first; a graph
+    whose distances then pass 16,383 runs them in float32), the partition at
+    ``partitioner``'s rates (default: the one ``auto`` stands for,
+    :func:`fastapsp.partition.auto_partitioner`).
 
     Returns a dict for the report: ``k``, the rule, ``alpha`` and ``beta`` (or
     the regret and what sampling would have cost), the predicted seconds and
@@ -447,8 +556,13 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
     # Small graphs on a GPU take milliseconds at any reasonable k; on the CPU even a small graph is
     # measured (one dense closure of a few thousand vertices takes seconds in NumPy): the regret says which.
     sampling = SAMPLE_SECONDS_PER_VERTEX * min(sample, max(linked, 0))
+    if partitioner in (None, "auto"):
+        from .partition import auto_partitioner
+
+        partitioner = auto_partitioner(graph.n, backend)
+    packed = packs(graph, dtype)
     common = dict(unit_weights=graph.unit_weights, backend=backend, dtype=dtype, memory_bytes=memory_bytes,
-                  isolated=isolated, limit=sampling)
+                  isolated=isolated, limit=sampling, packed=packed, partitioner=partitioner)
 
     def least_regret(k, regret, predicted, rule, **more):  # predicted_seconds: under the law that makes k slowest
         return {"k": k, "rule": rule, **extra, **more, "regret_seconds": round(regret, 6),
@@ -474,7 +588,8 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
                                     growth=round(growth, 3))
     alpha, beta = sample_boundary(graph, sample=sample, sizes=parts, seed=seed, ball=ball)
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
-                            dtype=dtype, memory_bytes=memory_bytes, isolated=isolated)
+                            dtype=dtype, memory_bytes=memory_bytes, isolated=isolated, packed=packed,
+                            partitioner=partitioner)
     return {"k": k, "rule": "cost model", "sample": min(sample, linked), **extra, "alpha": round(alpha, 4),
             "beta": round(beta, 4),
             "predicted_seconds": {key: (round(v, 4) if isinstance(v, float) else v) for key, v in predicted.items()},

@@ -27,11 +27,12 @@ from .timing import StageTimer
 __all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks"]
 
 
-def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0) -> dict:
+def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0, partitioner: str | None = None) -> dict:
     """Rank 0 picks the default k with the cost model (:func:`fastapsp.cost.auto_k`); every rank hears it.
 
     On the GPU a component may use 80% of the device's memory less ``reserve``
     (bytes the run keeps there anyway: a result held on the device).
+    ``partitioner``: the run's (its seconds per component enter the choice).
     """
 
     def on_rank0():
@@ -41,7 +42,7 @@ def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0) -
 
             total = gpu_total_bytes(cupy.cuda.Device().id)
             memory = max(0.0, 0.8 * total - reserve)
-        return auto_k(graph, backend=backend, dtype=dtype, memory_bytes=memory)
+        return auto_k(graph, backend=backend, dtype=dtype, memory_bytes=memory, partitioner=partitioner)
 
     choice = run_phase(comm, "choosing k", on_rank0 if comm.rank == 0 else (lambda: None))
     return choice if comm.size == 1 else comm.bcast(choice)

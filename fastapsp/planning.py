@@ -44,7 +44,7 @@ import numpy as np
 
 from .backend import available_bytes, device_csr, gpu_name, gpu_warm, resolve_backend
 from .comm import run_phase, select_device
-from .cost import choose_boundary_rows, close_everywhere, default_k, predict
+from .cost import choose_boundary_rows, close_everywhere, default_k, packs, predict
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
@@ -386,7 +386,8 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
     else:
         t = time.perf_counter()
         reserve = output_bytes(out_rows, graph.n, out_dtype) if on_device else 0
-        k_choice = choose_k_everywhere(graph, backend, precision.dtype, comm=comm, reserve=reserve)
+        k_choice = choose_k_everywhere(graph, backend, precision.dtype, comm=comm, reserve=reserve,
+                                       partitioner=opts.partitioner)
         k = k_choice["k"]
         seconds["choose_k"] = time.perf_counter() - t
     # A given k may be replaced by the cost model's (below) only where the partition is made here for it.
@@ -574,7 +575,7 @@ def _rows_method(graph, partition, sources, opts, backend: str, dtype):
     prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
                          unit_weights=graph.unit_weights, backend=backend, dtype=dtype,
                          dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend],
-                         whole_rows=_whole_rows(opts))
+                         whole_rows=_whole_rows(opts), packed=packs(graph, dtype))
     boundary_rows = choose_boundary_rows(prediction) if opts.sssp_method == "auto" else opts.sssp_method
     if sources is not None and opts.sssp_method == "auto":  # what the wanted rows alone cost by each method
         cost = pipeline_seconds(partition, sources, graph.n, graph.m, unit_weights=graph.unit_weights,

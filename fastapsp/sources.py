@@ -26,7 +26,7 @@ import re
 
 import numpy as np
 
-from .cost import COMPONENT_OVERHEAD, PARTITION_RATES, predict
+from .cost import COMPONENT_OVERHEAD, partition_seconds, predict
 from .errors import ConfigError, shorten
 from .options import SOURCE_ROWS
 
@@ -192,11 +192,11 @@ def sssp_before_partition(count: int, n: int, arcs: int, k: int, *, unit_weights
 
     The pipeline pays the partitioner before its first row, so when the
     sources' SSSP is predicted to cost no more than that (seconds per vertex
-    and per component, :data:`fastapsp.cost.PARTITION_RATES`) no partition is
+    and per component, :func:`fastapsp.cost.partition_seconds`) no partition is
     made at all.  Otherwise the partition is made and :func:`choose_source_rows`
     decides with the components known.
     """
-    partition = PARTITION_RATES["per_vertex"] * n + PARTITION_RATES["per_component"] * k
+    partition = float(partition_seconds(n, k))
     return sssp_seconds(count, n, arcs, unit_weights=unit_weights, backend=backend, dtype=dtype) <= partition
 
 

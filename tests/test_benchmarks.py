@@ -299,10 +299,10 @@ def test_named_graph_splits_at_the_first_equals_sign(tmp_path):
 
 
 # ------------------------------------------------------------ the cost model against whole runs
-def _report(k, total, rule, min_plus, predicted_min_plus, graph="g.mtx.gz"):
+def _report(k, total, rule, min_plus, predicted_min_plus, graph="g.mtx.gz", read=0.1, choose_k=0.0):
     return {"graph": graph, "backend": "cupy", "dtype": "float32", "k": k, "total_seconds": total,
             "sssp_method": "boundary-graph", "k_choice": {"k": k, "rule": rule},
-            "stages": {"min_plus": min_plus, "boundary_graph": 0.5, "read": 0.1},
+            "stages": {"min_plus": min_plus, "boundary_graph": 0.5, "read": read, "choose_k": choose_k},
             "predicted_seconds": {"boundary-graph": {"min_plus": predicted_min_plus, "boundary_graph": 2.0,
                                                      "boundary_rows": 0.0, "total": 9.0}}}
 
@@ -323,9 +323,15 @@ def test_cost_model_check_ratios_factors_and_fastest_k(tmp_path):
     assert "boundary_rows" not in first["stages"]  # predicted 0: no ratio
     assert result["factors"]["min_plus"] == 0.75  # median of 0.5, 0.75, 0.75, 1.0
     g = result["graphs"]["g/cupy/float32"]
-    assert g["model_k"] == [100] and g["fastest_k"] == 200 and g["seconds_by_k"] == {"100": 10.0, "200": 9.0}
-    assert g["model_loss_seconds"] == 1.0
+    assert g["model_k"] == [100] and g["fastest_k"] == 200 and g["seconds_by_k"] == pytest.approx({"100": 9.9, "200": 8.9})
+    assert g["model_loss_seconds"] == pytest.approx(1.0)
     assert result["graphs"]["other/cupy/float32"]["model_k"] == []
+    # the k are compared without the stages that do not depend on k: a first run's parse, choosing k
+    runs[0] = _report(100, 10.0, "cost model", 4.0, 8.0, read=1.5, choose_k=0.3)
+    (tmp_path / "runs.json").write_text(json.dumps(runs))
+    g = cost_model_check.check(cost_model_check.records([tmp_path]))["graphs"]["g/cupy/float32"]
+    assert g["fastest_k"] == 100 and g["seconds_by_k"]["100"] == pytest.approx(8.2)
+    assert g["model_loss_seconds"] == 0
 
 
 def test_cost_model_check_on_committed_runs(tmp_path):

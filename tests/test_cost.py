@@ -100,7 +100,9 @@ def test_planar_regions_weigh_the_laws_of_roads_and_meshes(monkeypatch):
     choice = auto_k(grid, backend="cupy")
     assert choice["rule"].startswith("least regret over the boundary laws of road networks")
     assert choice["growth"] <= LOW_GROWTH and choice["regret_seconds"] <= choice["sampling_seconds"]
-    k, regret, _ = least_regret_k(grid.n, grid.m, unit_weights=True, backend="cupy", laws=LOW_GROWTH_LAWS)
+    # whole-number weights: priced as packed 16-bit products; 40,000 vertices: METIS
+    k, regret, _ = least_regret_k(grid.n, grid.m, unit_weights=True, backend="cupy", laws=LOW_GROWTH_LAWS,
+                                  packed=True, partitioner="metis")
     assert (choice["k"], choice["regret_seconds"]) == (k, round(regret, 6))
     assert growth_dimension([1] + [5] * 3) < growth_dimension([1, 1000, 1000, 1000])  # a plane against an expander
     import fastapsp.cost as cost_module
@@ -197,3 +199,59 @@ def test_isolated_vertices_are_sampled_apart_and_make_smaller_components():
     assert choice["isolated"] == n - grid.n
     without, _ = choose_k(n, spread.m, alpha, beta, unit_weights=True, backend="numpy")
     assert choice["k"] > without and n / choice["k"] < 256  # below the sizes considered without isolated vertices
+
+
+def test_upper_levels_stop_at_the_dense_limit():
+    """The boundary graph's levels are closed in super-groups until a level fits the dense limit, so the top
+    closure never passes it however large the boundary; a boundary that fits is one dense closure."""
+    from fastapsp.cost import RATES, _upper_levels_seconds
+
+    rates = RATES["cupy"]
+    small = _upper_levels_seconds(np.array(10_000.0), np.array(100.0), rates, 16384, 2048)
+    assert small == pytest.approx(10_000.0**3 / rates["dense"])
+    for total in (50_000.0, 200_000.0, 800_000.0):
+        seconds = _upper_levels_seconds(np.array(total), np.array(100.0), rates, 16384, 2048)
+        # at most: every level as large as the first (each shrinks), and a top of the dense limit
+        levels = total * 2048.0**2 / rates["level"]
+        assert levels < seconds < 20 * levels + 16384.0**3 / rates["dense"]
+    # a level whose groups are all boundary (no shrinking) is closed densely, whatever its size
+    stuck = _upper_levels_seconds(np.array(50_000.0), np.array(4096.0), rates, 16384, 2048)
+    assert stuck == pytest.approx(50_000.0**3 / rates["dense"])
+
+
+def test_min_plus_priced_by_the_kernel_each_inner_dimension_takes():
+    """On the GPU the wide products pay relaxations and writes; the small-K kernels the slower of the two;
+    packed 16-bit products are cheaper than float32 ones; float64 at half the rate."""
+    from fastapsp.cost import MINPLUS_KERNELS, predict
+
+    n, arcs = 1 << 20, 6 << 20
+
+    def min_plus(c, b, **kw):
+        return predict([c], [b], n, arcs, unit_weights=False, backend="cupy", counts=[n / c], **kw)["frontier"]["min_plus"]
+
+    relax, written = (1000 - 100) * 100 * n * (n / 1000), (1000 - 100) * n * (n / 1000)
+    rate, write = MINPLUS_KERNELS["tile"]
+    assert min_plus(1000, 100) == pytest.approx(relax / rate + written / write)
+    assert min_plus(1000, 100, packed=True) < min_plus(1000, 100)
+    assert min_plus(1000, 100, dtype=np.float64) == pytest.approx(2 * min_plus(1000, 100))
+    rate, write = MINPLUS_KERNELS["smallk_packed"]  # a road network's components: bound by their writes
+    relax, written = (1000 - 20) * 20 * n * (n / 1000), (1000 - 20) * n * (n / 1000)
+    assert min_plus(1000, 20, packed=True) == pytest.approx(max(relax / rate, written / write))
+    # the host: relaxations at the dense rate, as before
+    host = predict([1000], [100], n, arcs, unit_weights=False, backend="numpy", counts=[n / 1000])["frontier"]
+    assert host["min_plus"] == pytest.approx((1000 - 100) * 100 * n * (n / 1000) / 2.0e9)
+
+
+def test_choose_k_takes_the_largest_of_the_k_it_cannot_tell_apart():
+    """choose_k's k is predicted within K_TIE of the fastest candidate, and no larger k is."""
+    from fastapsp.cost import K_TIE
+
+    n, arcs = 1 << 20, 6 << 20
+    kw = dict(unit_weights=False, backend="cupy", dtype=np.float32, memory_bytes=None, sizes=_SIZES, isolated=0)
+    for packed in (False, True):
+        k, parts = choose_k(n, arcs, 4.18, 0.46, packed=packed, partitioner="jet", unit_weights=False, backend="cupy")
+        totals = dict((kk, p["total"]) for kk, p in _candidates(n, arcs, 4.18, 0.46, packed=packed, partitioner="jet",
+                                                                **kw))
+        fastest = min(totals.values())
+        assert totals[k] == parts["total"] <= fastest * (1 + K_TIE)
+        assert all(totals[other] > fastest * (1 + K_TIE) for other in totals if other > k)
