@@ -254,7 +254,7 @@ def choose_boundary_rows(prediction: dict) -> str:
 # host partitioners) and Jet on the GPU, fitted to whole runs at several k (benchmarks/gpu_pipeline.py and
 # the k sweeps of docs/kernels.md, "The cost model's rates": METIS on roadNY and roadBAY at k 80-400, Jet
 # on del20, del21-unit, grid1024-real and roadFLA at k 600-6,889).
-PARTITION_RATES = {"metis": {"per_vertex": 1.7e-6, "per_component": 5.5e-4},
+PARTITION_RATES = {"metis": {"per_vertex": 1.7e-6, "per_component": 1.0e-3},
                    "jet": {"per_vertex": 0.5e-6, "per_component": 1.8e-4}}
 
 

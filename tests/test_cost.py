@@ -127,7 +127,8 @@ def test_least_regret_k_weighs_every_law():
         totals = dict(_candidates(n, arcs, alpha, beta, unit_weights=True, backend="cupy", dtype=np.float32,
                                   memory_bytes=None, sizes=_SIZES, isolated=0))
         assert totals[best]["total"] == pytest.approx(parts["total"])
-        worst = max(worst, totals[k]["total"] - parts["total"])
+        fastest = min(p["total"] for p in totals.values())  # choose_k may take a larger k within K_TIE of it
+        worst = max(worst, totals[k]["total"] - fastest)
         slowest = max(slowest, totals[k]["total"])
     assert regret == pytest.approx(worst) and predicted["total"] == pytest.approx(slowest)
     early_k, early, _ = least_regret_k(n, arcs, unit_weights=True, backend="cupy", limit=regret / 10)
