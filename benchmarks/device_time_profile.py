@@ -37,6 +37,9 @@ def main(argv=None) -> int:
     parser.add_argument("-k", type=int, default=None)
     parser.add_argument("--batch-rows", type=int, default=None, help="boundary_graph.BATCH_ROWS for this run")
     parser.add_argument("--batch-bytes", type=int, default=None, help="boundary_graph.BATCH_BYTES for this run")
+    parser.add_argument("--grouped-float32", action="store_true",
+                        help="the boundary rows' grouped products in float32 even where they would pack (the "
+                             "packed grouped_min_plus_u16.cu against grouped_min_plus.cu)")
     parser.add_argument("--tag", default=None)
     args = parser.parse_args(argv)
 
@@ -67,7 +70,13 @@ def main(argv=None) -> int:
         return wrapper
 
     _cuda.min_plus_cuda = timed(lambda: "upper_rows" if inside_upper[0] else "min_plus", _cuda.min_plus_cuda)
-    _cuda.grouped_min_plus_cuda = timed(lambda: "grouped_min_plus", _cuda.grouped_min_plus_cuda)
+    grouped = _cuda.grouped_min_plus_cuda
+    if args.grouped_float32:
+        packed_grouped = grouped
+
+        def grouped(a, level, out, integer=False):
+            return packed_grouped(a, level, out, integer=False)
+    _cuda.grouped_min_plus_cuda = timed(lambda: "grouped_min_plus", grouped)
     cp.take = timed(lambda: "take", cp.take)
     if hasattr(_cuda, "gather_by_columns_cuda"):  # absent from trees older than the layout (A/B runs)
         _cuda.gather_by_columns_cuda = timed(lambda: "gather", _cuda.gather_by_columns_cuda)
@@ -94,6 +103,7 @@ def main(argv=None) -> int:
     from fastapsp.stages.boundary_graph import BATCH_BYTES, BATCH_ROWS
 
     record = {"graph": Path(args.graph).name, "n": report["n"], "k": report["k"],
+              "grouped_float32": bool(args.grouped_float32), "packed_16bit": report.get("packed_16bit"),
               "batch_rows": BATCH_ROWS, "batch_bytes": BATCH_BYTES,
               "total_seconds": report["total_seconds"], "stages": stages,
               "parts": {name: round(sec, 4) for name, sec in sorted(parts.items())}, "calls": calls,

@@ -47,6 +47,18 @@ def test_boundary_rows_equal_scipy(xp, case, k, limits):
     _check_rows(graph, partition_graph(graph, k), xp, **limits)
 
 
+@pytest.mark.parametrize("case", ["unit", "undirected weighted", "directed weighted"])
+@pytest.mark.parametrize("k", [7, 20])
+@pytest.mark.parametrize("limits", [{}, {"dense_limit": 6, "super_size": 3}])
+def test_boundary_rows_in_float32_of_whole_numbers(xp, case, k, limits):
+    """Whole-number weights in float32: on the GPU the grouped products of the rows run packed in 16 bits
+    (grouped_min_plus_u16.cu); the rows are SciPy's all the same."""
+    graph = random_graph(np.random.default_rng(100 + k), **CASES[case])
+    assert graph.integer_weights
+    bg = _check_rows(graph, partition_graph(graph, k), xp, dtype=np.float32)
+    assert bg.packing.answer in (None, True)  # nothing past 16,383 here: packed wherever a product ran
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_random_labels_many_levels(xp, seed):
     """Arbitrary (non-contiguous, unbalanced) labels, some empty parts, forced through several levels."""

@@ -371,3 +371,41 @@ def test_gather_by_columns_matches_take(dtype, rows):
         assert np.all(host[:, 2 + cols.size :] == -1)
     with pytest.raises(ValueError, match="stored by columns"):
         gather_by_columns_cuda(cp.zeros((3, 4), dtype=dtype), cp.arange(4, dtype=cp.int64))
+
+
+@pytest.mark.parametrize("rows", [1, 63, 64, 65, 200])
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("by_columns", [False, True])
+def test_grouped_min_plus_packed_matches_float32(rows, large, by_columns):
+    """grouped_min_plus_u16.cu against grouped_min_plus.cu on a level of a real partition: groups of
+    several 128-column tiles and several chunks of K, +inf operands, and (large) operands past 16,383
+    that send their row tiles and column tiles to the float32 fallback; row-major and stored by columns."""
+    from conftest import random_graph
+    from fastapsp.partition import partition_graph
+    from fastapsp.stages._cuda import grouped_min_plus_cuda, stored_by_columns
+    from fastapsp.stages.boundary_graph import BoundaryGraph, close_components, pack_boundary_rows
+
+    rng = np.random.default_rng(rows + 7 * large)
+    graph = random_graph(rng, 900, 2200, directed=True, weighted=True)
+    part = partition_graph(graph, 5)
+    arrays = tuple(cp.asarray(x) for x in (graph.indptr, graph.indices, graph.weights))
+    closed = close_components(*arrays, part, list(range(part.k)), dtype=np.float32)
+    lev = BoundaryGraph(graph, part, pack_boundary_rows(closed, part), cp, np.float32).levels[0]
+    total_b, n = int(lev.bstart[-1]), lev.n
+    assert max(np.diff(lev.starts)) > 128 and max(np.diff(lev.bstart)) > 16
+    a = rng.integers(0, 300, (rows, total_b)).astype(np.float32)
+    a[rng.random(a.shape) < 0.1] = np.inf
+    if large:  # one row and one level block with a distance the packed form cannot hold
+        a[rows // 2, rng.integers(0, total_b)] = 20000.0
+        lev.lb[int(lev.lb_offset[1])] = 30000.0
+
+    def product(integer):
+        if by_columns:
+            ld = -(-rows // 8) * 8
+            out = cp.empty((n, ld), dtype=cp.float32)[:, :rows].T
+            assert rows < 2 or stored_by_columns(out) == ld
+        else:
+            out = cp.empty((rows, n), dtype=cp.float32)
+        return cp.asnumpy(grouped_min_plus_cuda(cp.asarray(a), lev, out, integer=integer))
+
+    np.testing.assert_array_equal(product(True), product(False))

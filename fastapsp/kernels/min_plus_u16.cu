@@ -31,12 +31,6 @@
 #include "minplus_tile.cuh"
 #include "minplus_tile_u16.cuh"
 
-// The operands of one chunk, double-buffered: one barrier a chunk.
-struct MinPlusU16Smem {
-    unsigned int a[2][MP_KC][MP_TILE + 4];  // A entry in both halves, k-major (padded: spread over the banks)
-    unsigned int b[2][MP_KC][U16_COLS / 2];  // B column pairs, Be's order (u16_pair)
-};
-
 union MinPlusU16Shared {
     MinPlusU16Smem p;
     MinPlusSmem f;  // the float32 tile of the fallback

@@ -28,6 +28,13 @@
 #define U16_ADDMIN(a, b, c) __viaddmin_u16x2((a), (b), (c))
 #endif
 
+// The operands of one chunk of the wide packed products (min_plus_u16.cu, grouped_min_plus_u16.cu),
+// double-buffered: one barrier a chunk.
+struct MinPlusU16Smem {
+    unsigned int a[2][MP_KC][MP_TILE + 4];  // A entry in both halves, k-major (padded: spread over the banks)
+    unsigned int b[2][MP_KC][U16_COLS / 2];  // B column pairs, Be's order (u16_pair)
+};
+
 // The column pair of a 128-column tile kept at pair position q (0..63) of a packed B tile: position
 // 4 tx + j holds pair 2 tx + j for j < 2 (columns 4 tx .. 4 tx + 3) and 32 + 2 tx + j - 2 for j >= 2
 // (columns 64 + 4 tx .. 64 + 4 tx + 3).

@@ -86,11 +86,13 @@ def kernel_variants() -> list[tuple]:
                     ("sssp.cu", "bfs_push_persistent", real, index, _COOPERATIVE, True)]
     # The 16-bit products take float32 operands only.
     packed = [("min_plus_u16.cu", "min_plus_u16", "float32"),
+              ("grouped_min_plus_u16.cu", "grouped_min_plus_u16", "float32"),
               ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32"),
               ("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _SMALLK_U16_WIDE)]
     out += packed
     # The float32 products into the rows of a result kept on the device (min_plus_cuda's out_rows).
-    into_rows = packed + [("min_plus.cu", "min_plus", "float32"), ("min_plus_smallk.cu", "min_plus_smallk", "float32")]
+    into_rows = [v for v in packed if not v[0].startswith("grouped")]
+    into_rows += [("min_plus.cu", "min_plus", "float32"), ("min_plus_smallk.cu", "min_plus_smallk", "float32")]
     out += [(v[0], v[1], "float32", "int32", (v[4] if len(v) > 4 else ()) + _ROW_MAP) for v in into_rows]
     out += [("min_plus_smallk_u16.cu", "min_plus_smallk_u16", "float32", "int32", _ROW_MAP + _THREE_BLOCKS)]
     return out
@@ -687,11 +689,14 @@ def _run_levels(name, dtype, itype, args, counts):
 
 
 # ------------------------------------------------- boundary-graph method
-def grouped_min_plus_cuda(a, level, out):
+def grouped_min_plus_cuda(a, level, out, integer=False):
     """``out = a (x) blockdiag(L_q[:nb_q])`` by column groups (``grouped_min_plus.cu``).
 
     ``out`` row-major, or stored by columns (:func:`stored_by_columns`) for
-    :func:`gather_by_columns_cuda` to put its columns in another order."""
+    :func:`gather_by_columns_cuda` to put its columns in another order.
+    ``integer``: the operands hold whole numbers, so float32 products run in packed 16-bit
+    arithmetic (``grouped_min_plus_u16.cu``), tile by tile falling back to float32 where an
+    operand does not fit in it (the same result)."""
     import cupy as cp
 
     rows = a.shape[0]
@@ -719,15 +724,66 @@ def grouped_min_plus_cuda(a, level, out):
     else:
         c_ = out
     lb = level.lb if level.lb.dtype == dtype else level.lb.astype(dtype)
-    kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype, options=options)
-    rows_per_launch = MAX_GRID_Y * _TILE
-    for r0 in range(0, rows, rows_per_launch):
-        r1 = min(rows, r0 + rows_per_launch)
-        grid = (int(tile_group.size), -(-(r1 - r0) // _TILE))
-        kernel(grid, (_THREADS,), (a_[r0:r1], np.int64(lda), lb, lb_offset, starts, bstart, tile_group, tile_col,
-                                   c_[r0:r1], np.int64(ldc), np.int32(r1 - r0), np.int32(by_columns)))
+    packed = _grouped_u16_operands(level, lb, width) if integer and dtype == np.float32 else None
+    if packed is not None:
+        kgroup, koff, sumk16, be, be_off, bad_b = packed
+        row_tiles = -(-rows // _TILE)
+        ae = cp.empty(row_tiles * sumk16 * _TILE, dtype=cp.uint32)
+        bad_a = cp.zeros(row_tiles, dtype=cp.uint32)
+        encode = get_kernel("grouped_min_plus_u16.cu", "encode_u16_a_grouped", dtype)
+        kernel = get_kernel("grouped_min_plus_u16.cu", "grouped_min_plus_u16", dtype)
+        for t0 in range(0, row_tiles, MAX_GRID_Y):
+            t1 = min(row_tiles, t0 + MAX_GRID_Y)
+            encode((-(-sumk16 // 32), t1 - t0), (_THREADS,), (a_, np.int64(lda), np.int32(rows), kgroup, koff, bstart,
+                                                             np.int64(sumk16), np.int32(t0), ae, bad_a))
+        for t0 in range(0, row_tiles, MAX_GRID_Y):
+            t1 = min(row_tiles, t0 + MAX_GRID_Y)
+            kernel((int(tile_group.size), t1 - t0), (_THREADS,),
+                   (ae, np.int64(sumk16), koff, be, be_off, bad_a, bad_b, a_, np.int64(lda), lb, lb_offset, starts,
+                    bstart, tile_group, tile_col, c_, np.int64(ldc), np.int32(rows), np.int32(t0),
+                    np.int32(by_columns)))
+    else:
+        kernel = get_kernel("grouped_min_plus.cu", "grouped_min_plus", dtype, options=options)
+        rows_per_launch = MAX_GRID_Y * _TILE
+        for r0 in range(0, rows, rows_per_launch):
+            r1 = min(rows, r0 + rows_per_launch)
+            grid = (int(tile_group.size), -(-(r1 - r0) // _TILE))
+            kernel(grid, (_THREADS,), (a_[r0:r1], np.int64(lda), lb, lb_offset, starts, bstart, tile_group, tile_col,
+                                       c_[r0:r1], np.int64(ldc), np.int32(r1 - r0), np.int32(by_columns)))
     if c_ is not out:
         out[...] = c_
     return out
+
+
+def _grouped_u16_operands(level, lb, width: int):
+    """The level's blocks encoded once for ``grouped_min_plus_u16.cu`` (its layouts), and what locates
+    them: ``(kgroup, koff, sumk16, Be, be_off, flags of the column tiles)``; None where no group has
+    a boundary vertex (the float32 product then gives the +inf rows)."""
+    import cupy as cp
+
+    key = ("grouped_u16", width)
+    if key in level._device:
+        return level._device[key]
+    nb = np.diff(np.asarray(level.bstart, dtype=np.int64))
+    sizes = np.diff(np.asarray(level.starts, dtype=np.int64))
+    k16 = -(-nb // _U16_KC) * _U16_KC
+    sumk16 = int(k16.sum())
+    if sumk16 == 0:
+        level._device[key] = None
+        return None
+    tiles = -(-sizes // width)
+    ldbe = tiles * (_U16_COLS // 2)
+    words = k16 * ldbe
+    kgroup = cp.asarray(np.repeat(np.arange(nb.size, dtype=np.int32), k16))
+    koff = cp.asarray(np.cumsum(k16) - k16)
+    be_off = cp.asarray(np.cumsum(words) - words)
+    tile_off = cp.asarray(np.cumsum(tiles) - tiles)
+    be = cp.empty(max(int(words.sum()), 1), dtype=cp.uint32)
+    bad_b = cp.zeros(max(int(tiles.sum()), 1), dtype=cp.uint32)
+    lb_offset, starts, bstart = level._device[("grouped", width)][:3]
+    encode = get_kernel("grouped_min_plus_u16.cu", "encode_u16_b_grouped", np.float32)
+    encode((sumk16,), (_THREADS,), (lb, lb_offset, starts, bstart, kgroup, koff, be_off, tile_off, be, bad_b))
+    level._device[key] = (kgroup, koff, sumk16, be, be_off, bad_b)
+    return level._device[key]
 
 

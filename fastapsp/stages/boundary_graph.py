@@ -963,6 +963,8 @@ class BoundaryGraph:
 
         ``by_columns`` (GPU): ``out`` stored by columns, ``out[i, x]`` at ``x * ld + i`` with ``ld`` the
         rows rounded up to 8 (whole 32-byte sectors in float32), a view of shape (rows, n) like the other.
+        On the GPU the products of whole numbers run packed in 16 bits where the run's products do
+        (:attr:`packing`).
         """
         xp = self.xp
         rows = a.shape[0]
@@ -981,4 +983,4 @@ class BoundaryGraph:
             return out
         from ._cuda import grouped_min_plus_cuda
 
-        return grouped_min_plus_cuda(a, lev, out)
+        return grouped_min_plus_cuda(a, lev, out, integer=self.packing(a))
