@@ -198,7 +198,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
         if closed is None:  # one process with everything: close every component here
             everything = nonempty(partition)
             closed, blocks = local_closures(graph, partition, everything, backend=backend, dtype=dtype, timer=timer,
-                                            keep=keep, arcs=arcs, reserve=levels_bytes(tree, partition, dtype.itemsize))
+                                            keep=keep, arcs=arcs,
+                                            reserve=levels_bytes(tree, partition, dtype.itemsize,
+                                                                 Packing.possible(graph, dtype, xp is not np)))
             boundary_blocks = blocks if boundary_blocks is None else boundary_blocks
         timer.component = None  # these stages serve every component
         with timer("boundary_graph"):

@@ -22,6 +22,7 @@ from .errors import PartitionError
 from .partition import Partition, load_partition, partition_graph, save_partition
 from .schedule import component_costs, schedule_in_order
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree, levels_bytes
+from .stages.min_plus import Packing
 from .timing import StageTimer
 
 __all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks"]
@@ -143,7 +144,7 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
     xp = np if backend != "cupy" else __import__("cupy")
     timer = StageTimer(xp)
     mine = spread[comm.rank] if share else nonempty(partition)
-    reserve = levels_bytes(tree, partition, np.dtype(dtype).itemsize)
+    reserve = levels_bytes(tree, partition, np.dtype(dtype).itemsize, Packing.possible(graph, dtype, xp is not np))
     arcs = internal_arcs(graph, partition)
     closed, blocks = run_or_abort(comm, "closing the components", local_closures, graph, partition, mine,
                                   backend=backend, dtype=dtype, timer=timer, cleanup=cleanup, keep=keep,

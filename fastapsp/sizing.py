@@ -50,6 +50,7 @@ from .backend import host_available_bytes as _host_available
 from .errors import ConfigError
 from .stages._cuda import _MAX_BATCH, sssp_pass_size
 from .stages.boundary_graph import batch_rows, closure_batch_limit, closure_budget, levels_bytes
+from .stages.min_plus import Packing
 
 __all__ = ["stage_memory", "dry_run", "sssp_memory", "check_output_fits", "output_bytes", "RATE"]
 
@@ -218,7 +219,8 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
             mine = keep if keep is None else keep & np.isin(np.arange(partition.k), components)  # as the run keeps
             base, kept = _boundary_graph_memory(partition, plan[rank] if closing is None else closing[rank], mine,
                                                 n, itemsize, available, DENSE_LIMIT[backend], SUPER_SIZE[backend],
-                                                peak, base, tree=tree)
+                                                peak, base, tree=tree,
+                                                packed=Packing.possible(graph, dtype, gpu))
             groups = [[p] for p in components]
             batch_most = batch_rows(n, itemsize, available)
             batch_total = int(sum(nbs[p] for p in components))
@@ -282,17 +284,18 @@ def dry_run(graph, partition, plan, *, dtype, backend: str, output: str, rows: i
 
 
 def _boundary_graph_memory(partition, components, keep, n, itemsize, available, dense_limit, super_size, peak,
-                           base, tree=None) -> tuple[int, set]:
+                           base, tree=None, packed: bool = False) -> tuple[int, set]:
     """Fill the boundary-graph stages of ``peak``; return what stays held while components are computed
     and the components whose closures are held.
 
     ``components``: those this rank closes; ``keep``: which closures are kept (None: all that fit).
+    ``packed``: the grouped products may run in 16 bits (their encoded blocks held too).
     """
     sizes = partition.sizes.astype(np.int64)
     nbs = partition.boundary_per_part.astype(np.int64)
     # L_q[:nb_q] of every component, one copy in the levels, and with the tree its upper levels as they will be
     # closed and the rows made from them while components run
-    levels = levels_bytes(tree, partition, itemsize)
+    levels = levels_bytes(tree, partition, itemsize, packed)
     # closures kept while they leave room for the levels (components.local_closures)
     budget = closure_budget(available, levels)
     kept = 0

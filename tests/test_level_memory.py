@@ -152,3 +152,28 @@ def test_dry_run_sizes_a_block_from_what_is_free_after_what_is_held():
     block = stages["min_plus"] - stages["extract"]
     assert 0 < block <= max(available - int(0.85 * stages["extract"]), 0) + 32 * 4 * int(part.sizes.max())
     assert unbounded["min_plus"] - unbounded["extract"] > block  # unbounded: whole rows
+
+
+def test_levels_hold_their_blocks_encoded_where_products_may_pack():
+    """Whole numbers in float32 on the GPU: every level's blocks are also held encoded for the packed grouped
+    product, K rounded up to 16 and columns to whole tiles of 128, two bytes a column's pair half."""
+    from fastapsp.stages.min_plus import Packing
+
+    graph = _grid(16)
+    part = partition_graph(graph, 32)
+    tree = LevelTree(graph, part, dense_limit=40, super_size=24)
+    plain = levels_bytes(tree, part, 4)
+
+    def encoded(nb, sizes):
+        nb, sizes = np.asarray(nb), np.asarray(sizes)
+        return int((-(-nb // 16) * 16 * -(-sizes // 128) * 64 * 4).sum())
+
+    want = encoded(part.boundary_per_part, part.sizes)
+    want += sum(encoded(nb, np.diff(starts)) for starts, nb in zip(tree.starts[1:], tree.nb[1:]))
+    assert want > 0 and levels_bytes(tree, part, 4, packed=True) == plain + want
+    assert levels_bytes(None, part, 4, packed=True) == levels_bytes(None, part, 4) + encoded(part.boundary_per_part,
+                                                                                            part.sizes)
+    assert Packing.possible(graph, np.float32, True)
+    assert not Packing.possible(graph, np.float64, True) and not Packing.possible(graph, np.float32, False)
+    real = Graph.from_edges(3, [0, 1], [1, 2], [0.5, 1.0], directed=True)
+    assert not Packing.possible(real, np.float32, True)

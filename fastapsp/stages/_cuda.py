@@ -755,6 +755,21 @@ def grouped_min_plus_cuda(a, level, out, integer=False):
     return out
 
 
+def _grouped_u16_words(nb, sizes):
+    """``(K16, column tiles, words)`` of each group's encoded block (``grouped_min_plus_u16.cu``'s Be):
+    its ``nb`` boundary rows rounded up to whole chunks, its ``sizes`` columns to whole 128-column tiles."""
+    nb, sizes = np.asarray(nb, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    k16 = -(-nb // _U16_KC) * _U16_KC
+    tiles = -(-sizes // _U16_COLS)
+    return k16, tiles, k16 * tiles * (_U16_COLS // 2)
+
+
+def grouped_u16_bytes(nb, sizes) -> int:
+    """Bytes of a level's blocks encoded for the packed grouped product (held for the run beside the
+    blocks): groups of ``nb`` boundary vertices and ``sizes`` vertices."""
+    return 4 * int(_grouped_u16_words(nb, sizes)[2].sum())
+
+
 def _grouped_u16_operands(level, lb, width: int):
     """The level's blocks encoded once for ``grouped_min_plus_u16.cu`` (its layouts), and what locates
     them: ``(kgroup, koff, sumk16, Be, be_off, flags of the column tiles)``; None where no group has
@@ -766,14 +781,11 @@ def _grouped_u16_operands(level, lb, width: int):
         return level._device[key]
     nb = np.diff(np.asarray(level.bstart, dtype=np.int64))
     sizes = np.diff(np.asarray(level.starts, dtype=np.int64))
-    k16 = -(-nb // _U16_KC) * _U16_KC
+    k16, tiles, words = _grouped_u16_words(nb, sizes)
     sumk16 = int(k16.sum())
     if sumk16 == 0:
         level._device[key] = None
         return None
-    tiles = -(-sizes // width)
-    ldbe = tiles * (_U16_COLS // 2)
-    words = k16 * ldbe
     kgroup = cp.asarray(np.repeat(np.arange(nb.size, dtype=np.int32), k16))
     koff = cp.asarray(np.cumsum(k16) - k16)
     be_off = cp.asarray(np.cumsum(words) - words)

@@ -147,13 +147,22 @@ def closes_by_searches(largest: int, *, unit_weights: bool) -> bool:
     return bool(unit_weights) and largest <= _cuda.bfs_closure_max()
 
 
-def levels_bytes(tree, partition, itemsize: int) -> int:
+def levels_bytes(tree, partition, itemsize: int, packed: bool = False) -> int:
     """Bytes the boundary graph holds besides the kept closures: every component's ``L_p[:nb_p]`` (level 0)
     and, with ``tree`` (:class:`LevelTree`), its upper levels and the rows made from them
-    (:meth:`LevelTree.upper_items`, :meth:`LevelTree.row_items`)."""
-    level0 = int((partition.boundary_per_part.astype(np.int64) * partition.sizes.astype(np.int64)).sum())
+    (:meth:`LevelTree.upper_items`, :meth:`LevelTree.row_items`).  ``packed``: the grouped products
+    may run in 16 bits (GPU, whole-number distances), which keep every level's blocks encoded too."""
+    nb, sizes = partition.boundary_per_part.astype(np.int64), partition.sizes.astype(np.int64)
+    level0 = int((nb * sizes).sum())
     upper = tree.upper_items() + tree.row_items() if tree is not None else 0
-    return (level0 + upper) * int(itemsize)
+    encoded = 0
+    if packed:
+        from ._cuda import grouped_u16_bytes
+
+        encoded = grouped_u16_bytes(nb, sizes)
+        if tree is not None:
+            encoded += sum(grouped_u16_bytes(nb_l, sizes_l) for _, sizes_l, nb_l in tree._upper_levels())
+    return (level0 + upper) * int(itemsize) + encoded
 
 
 def closure_budget(available: int, reserve: int = 0) -> int:

@@ -55,6 +55,13 @@ class Packing:
         """The decision of a run of ``graph`` (on either backend): whole-number distances may pack."""
         return cls(graph.integer_weights)
 
+    @staticmethod
+    def possible(graph, dtype, gpu: bool) -> bool:
+        """Whether a run's products may pack (before the decision): on the GPU, in float32, of
+        whole-number distances.  Memory for the packed grouped products' encoded blocks is set aside
+        where they may (:func:`fastapsp.stages.boundary_graph.levels_bytes`)."""
+        return bool(gpu) and np.dtype(dtype) == np.float32 and bool(graph.integer_weights)
+
     def __call__(self, b) -> bool:
         if self.answer is None:
             # One row read on the host, a few milliseconds: CuPy reductions here added about 0.4 s to
