@@ -343,3 +343,27 @@ def test_cost_model_check_on_committed_runs(tmp_path):
     assert set(json.loads(out.read_text())["factors"]) == {"local_fw", "boundary_graph", "boundary_rows", "min_plus"}
     empty = run([sys.executable, str(BENCH / "cost_model_check.py"), str(tmp_path / "nothing")])
     assert empty.returncode == 1 and "no run" in empty.stderr and "Traceback" not in empty.stderr
+
+
+def test_k_sweep_dry_run_with_a_base_tree(tmp_path):
+    """benchmarks/device/k_sweep.sh on the CPU: a shipped graph and a made one at the model's k and a given
+    k, each run paired with one of a base tree (here this one), reports and times in one archive; a graph
+    it cannot find or make is named and makes the exit status 1."""
+    needs_libraries()
+    out, data = tmp_path / "out", tmp_path / "data"
+    proc = run(["bash", str(BENCH / "device" / "k_sweep.sh")],
+               env={"DRY": "1", "PYTHON": sys.executable, "OUT": str(out), "DATA": str(data),
+                    "GRAPHS": "minnesota del9-unit nosuchgraph", "KS": "auto 4", "BASE": str(REPO)})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "no graph nosuchgraph" in proc.stdout
+    times = (out / "k_sweep" / "times.txt").read_text().splitlines()
+    runs = [line for line in times if " rc=" in line]
+    assert len(runs) == 8 and all(" rc=0 " in line for line in runs), times
+    assert (data / "del9-unit.mtx").is_file() and (out / "k_sweep.tgz").is_file()
+    reports = sorted(p.name for p in (out / "k_sweep" / "runs").glob("*.json"))
+    assert reports == sorted(f"{g}-k{k}-{tree}-1.json" for g in ("minnesota", "del9-unit") for k in ("auto", "4")
+                             for tree in ("new", "base"))
+    given = json.loads((out / "k_sweep" / "runs" / "del9-unit-k4-new-1.json").read_text())
+    assert given["k"] == 4 and given["n"] == 512 and given["device"] == "cpu"
+    check = run([sys.executable, str(BENCH / "cost_model_check.py"), str(out / "k_sweep" / "runs")])
+    assert check.returncode == 0 and "fastest measured k" in check.stdout
