@@ -8,7 +8,8 @@ the partition (``--partition-file``) and checks ``verify`` sampled rows against 
 (``--verify``), then ``repetitions`` timed runs, each a fresh process timed from start to exit with
 its ``--report``.  Each timed run is one record of ``FOLDER/results.json``:
 
-- graph, path, n, m, directed, k, partitioner, sssp_method, dtype, boundary_vertices;
+- graph, path, n, m, directed, k, partitioner, sssp_method, dtype, packed_16bit (whether the products ran
+  in packed 16-bit arithmetic, the report's), boundary_vertices;
 - ``process_seconds`` (start to exit, measured here), ``total_seconds`` and ``stages`` (the report's);
 - ``compile_seconds``: the report's ``compile`` entry where it has one (None otherwise);
 - ``rates`` (None where a stage took no time or the partition is unknown):
@@ -253,8 +254,8 @@ def rates(report: dict, sizes) -> dict:
     }
 
 
-_REPORT_KEYS = ("n", "m", "directed", "k", "partitioner", "sssp_method", "dtype", "boundary_vertices", "edge_cut",
-                "total_seconds", "startup_seconds", "stages", "device", "backend")
+_REPORT_KEYS = ("n", "m", "directed", "k", "partitioner", "sssp_method", "dtype", "packed_16bit", "boundary_vertices",
+                "edge_cut", "total_seconds", "startup_seconds", "stages", "device", "backend")
 
 
 def run_graph(g: FamilyGraph, exp: Family, folder: Path, meta: dict) -> list[dict]:

@@ -58,6 +58,15 @@ def _commit(value: str | None) -> str:
     return (value or "?")[:7]
 
 
+def _products(record: dict) -> str:
+    """The arithmetic of a run's products: ``16-bit`` where they ran packed, else the run's type; ``–``
+    where the record does not say (runs before ``packed_16bit`` was kept)."""
+    packed = record.get("packed_16bit")
+    if packed is None:
+        return "–"
+    return "16-bit" if packed else str(record.get("dtype") or "–")
+
+
 def family_table() -> list[str]:
     path = RESULTS / "family" / "results.json"
     lines = ["### The family of graphs (`results/family/results.json`)", ""]
@@ -66,18 +75,19 @@ def family_table() -> list[str]:
                         "`results/family/`, then this script fills this table.", ""]
     records = json.loads(path.read_text())
     lines += ["Median of the timed runs of each graph, process start to exit, `--output none`, defaults. "
-              "min-plus: G distances/s and T relaxations/s of the product; boundary rows: G distances/s of "
-              "the stage that made them (`benchmarks/family.py` defines each).", "",
+              "min-plus: G distances/s and T relaxations/s of the product, and its arithmetic (packed 16-bit or "
+              "the run's type; – where the record does not say); boundary rows: G distances/s of the stage that "
+              "made them (`benchmarks/family.py` defines each).", "",
               "| graph | n | m | k | partitioner | process s | total s | read s | partition s | min-plus s | "
-              "min-plus G dist/s | min-plus T relax/s | boundary rows G dist/s | compile s | exact rows | device | "
-              "commit |",
-              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+              "min-plus G dist/s | min-plus T relax/s | products | boundary rows G dist/s | compile s | exact rows | "
+              "device | commit |",
+              "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|"]
     by_graph: dict[str, list[dict]] = {}
     for r in records:
         by_graph.setdefault(r["graph"], []).append(r)
     for graph, runs in by_graph.items():
         if runs[0].get("status") == "error":
-            lines.append(f"| {graph} | failed: {runs[0]['error'][:80]} |" + " |" * 15)
+            lines.append(f"| {graph} | failed: {runs[0]['error'][:80]} |" + " |" * 16)
             continue
         first = runs[0]
 
@@ -91,7 +101,7 @@ def family_table() -> list[str]:
             f"{_num(med(lambda r: r['stages'].get('read')))} | {_num(med(lambda r: r['stages'].get('partition')))} | "
             f"{_num(med(lambda r: r['stages'].get('min_plus')))} | "
             f"{_num(med(lambda r: r['rates']['min_plus_gdist_per_s']), 1)} | "
-            f"{_num(med(lambda r: r['rates']['min_plus_trelax_per_s']), 2)} | "
+            f"{_num(med(lambda r: r['rates']['min_plus_trelax_per_s']), 2)} | {_products(first)} | "
             f"{_num(med(lambda r: r['rates']['boundary_rows_gdist_per_s']), 1)} | "
             f"{_num(med(lambda r: r['compile_seconds']))} | {warm.get('verified_rows') or '–'} | "
             f"{_device(first.get('device'))} | {_commit(first.get('commit'))} |")

@@ -169,7 +169,7 @@ def test_family_dry_run_of_the_device_script(tmp_path):
     for r in records:
         assert "status" not in r, r
         for key in ("graph", "n", "m", "k", "partitioner", "stages", "process_seconds", "total_seconds",
-                    "compile_seconds", "device", "versions", "commit", "rates"):
+                    "compile_seconds", "device", "versions", "commit", "rates", "packed_16bit"):
             assert key in r, key
         assert r["device"] == "cpu" and r["compile_seconds"] == 0.0  # the numpy backend compiles nothing
         assert r["warmup"]["verified_rows"] == 2
