@@ -18,12 +18,13 @@ import numpy as np
 from .graph import arc_positions, distinct
 from .stages._cuda import _SMALLK_MAX_K, _SMALLK_U16_K
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
+from .stages.min_plus import Packing
 from .stages.floyd_warshall import SEARCH_NS
 
 __all__ = ["RATES", "predict", "receive_relaxations", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
            "least_regret_k", "growth_dimension", "KNOWN_LAWS", "LOW_GROWTH_LAWS", "LOW_GROWTH",
            "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS", "MINPLUS_KERNELS", "PARTITION_RATES",
-           "COMPONENT_OVERHEAD", "partition_seconds", "packs",
+           "COMPONENT_OVERHEAD", "partition_seconds",
            "SHARE_RATE", "close_everywhere"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
@@ -179,13 +180,6 @@ def _min_plus_seconds(c, b, w, n: int, rates, *, backend: str, dtype, packed: bo
                        np.where(smallk_float, _kernel_seconds("smallk", relax, written, slow),
                                 _kernel_seconds(wide, relax, written, slow)))
     return seconds.sum(axis=-1)
-
-
-def packs(graph, dtype) -> bool:
-    """Whether the model prices ``graph``'s products in 16 bits: whole-number weights and float32, what
-    :class:`fastapsp.stages.min_plus.Packing` looks at first (a run whose distances then pass 16,383 keeps
-    float32, which the model does not know before the first boundary rows)."""
-    return bool(graph.integer_weights) and np.dtype(dtype) == np.float32
 
 
 def _kernel_seconds(kernel: str, relax, written, slow: float = 1.0):
@@ -533,9 +527,10 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
     """The default k of a run: :func:`choose_k` on a boundary law measured by :func:`sample_boundary`, or,
     where measuring cannot pay off, :func:`least_regret_k` over the laws of known graphs.
 
-    The products are priced in 16 bits where the weights are whole numbers
-    (what :class:`fastapsp.stages.min_plus.Packing` looks at first; a graph
-    whose distances then pass 16,383 runs them in float32), the partition at
+    The products are priced in 16 bits where they may pack
+    (:meth:`fastapsp.stages.min_plus.Packing.possible`: on the GPU, float32,
+    whole-number weights; a graph whose distances then pass 16,383 runs them
+    in float32, which the model does not know before the first boundary rows), the partition at
     ``partitioner``'s rates (default: the one ``auto`` stands for,
     :func:`fastapsp.partition.auto_partitioner`).
 
@@ -560,7 +555,7 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
         from .partition import auto_partitioner
 
         partitioner = auto_partitioner(graph.n, backend)
-    packed = packs(graph, dtype)
+    packed = Packing.possible(graph, dtype, backend == "cupy")
     common = dict(unit_weights=graph.unit_weights, backend=backend, dtype=dtype, memory_bytes=memory_bytes,
                   isolated=isolated, limit=sampling, packed=packed, partitioner=partitioner)
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from .backend import available_bytes, device_csr, gpu_name, gpu_warm, resolve_backend
 from .comm import run_phase, select_device
-from .cost import choose_boundary_rows, close_everywhere, default_k, packs, predict
+from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
 from .errors import ConfigError, PrecisionWarning
@@ -57,6 +57,7 @@ from .sizing import check_output_fits, dry_run, output_bytes, sssp_memory
 from .smalldist import SMALL_DTYPES, check_small_dtype
 from .sources import SourceRows, choose_source_rows, parse_sources, pipeline_seconds, sssp_before_partition
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
+from .stages.min_plus import Packing
 
 __all__ = ["Plan", "SavedPlan", "make_plan", "load_plan", "renamed_by_component", "PLAN_KEYS"]
 
@@ -575,7 +576,8 @@ def _rows_method(graph, partition, sources, opts, backend: str, dtype):
     prediction = predict(partition.sizes, partition.boundary_per_part, graph.n, graph.m,
                          unit_weights=graph.unit_weights, backend=backend, dtype=dtype,
                          dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend],
-                         whole_rows=_whole_rows(opts), packed=packs(graph, dtype))
+                         whole_rows=_whole_rows(opts),
+                         packed=Packing.possible(graph, dtype, backend == "cupy"))
     boundary_rows = choose_boundary_rows(prediction) if opts.sssp_method == "auto" else opts.sssp_method
     if sources is not None and opts.sssp_method == "auto":  # what the wanted rows alone cost by each method
         cost = pipeline_seconds(partition, sources, graph.n, graph.m, unit_weights=graph.unit_weights,
