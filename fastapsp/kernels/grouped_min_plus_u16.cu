@@ -93,7 +93,7 @@ grouped_min_plus_u16(const unsigned int* Ae, long long sumk16, const long long* 
                      long long ldc, int M, int rt0, int by_columns)
 {
     __shared__ __align__(16) GroupedU16Shared sm;
-    const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
+    const int t = threadIdx.x;
     const int q = tile_group[blockIdx.x];
     const long long c0 = tile_col[blockIdx.x];
     const long long g0 = starts[q], g1 = starts[q + 1];
@@ -126,7 +126,6 @@ grouped_min_plus_u16(const unsigned int* Ae, long long sumk16, const long long* 
                 for (int j = 0; j < 4; ++j) acc[i][4 * g + j] = part[i][j];
         }
     } else if (K > 0) {
-        const int K4 = (K + 3) & ~3;
         const long long ldbe = (ldb + U16_COLS - 1) / U16_COLS * (U16_COLS / 2);
         // As min_plus_u16: thread t moves words 4t .. 4t + 3 of each operand's chunk.
         const int sk = t >> 4, se = 4 * (t & 15);
@@ -136,23 +135,7 @@ grouped_min_plus_u16(const unsigned int* Ae, long long sumk16, const long long* 
         const long long b_chunk = MP_KC * ldbe / 4;
         uint4 ra = ap[0], rb = bp[0];
         unsigned int pacc[4][4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) pacc[i][j] = 0xFFFFFFFFu;
-        int buf = 1;
-        sweep_k(K4, [&](int k0) {
-            buf ^= 1;
-            *reinterpret_cast<uint4*>(&sm.p.a[buf][sk][se]) = ra;
-            *reinterpret_cast<uint4*>(&sm.p.b[buf][sk][se]) = rb;
-            __syncthreads();
-            if (k0 + MP_KC < K4) {
-                ap += MP_THREADS;
-                bp += b_chunk;
-                ra = *ap;
-                rb = *bp;
-            }
-        }, [&](int kk) { u16_step(pacc, &sm.p.a[buf][kk][4 * ty], &sm.p.b[buf][kk][4 * tx]); });
+        u16_sweep(pacc, ap, bp, b_chunk, ra, rb, K, sm.p);
 #pragma unroll
         for (int i = 0; i < 4; ++i) decode_pairs_u16(pacc[i], acc[i]);
     }

@@ -90,13 +90,13 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
              const long long* crow)
 {
     __shared__ __align__(16) MinPlusU16Shared sm;
-    const int t = threadIdx.x, tx = t & 15, ty = t >> 4;
+    const int t = threadIdx.x;
     const long long r0 = (long long)blockIdx.x * MP_TILE, c0 = (long long)blockIdx.y * U16_COLS;
     const long long ct = ct0 + blockIdx.y;
     const int rows = (int)min((long long)MP_TILE, M - r0), cols = (int)min((long long)U16_COLS, N - c0);
     float* Ct = tile_origin(C, ldc, crow, r0, c0);
     const long long* trow = tile_rows(crow, r0);
-    const int K16 = encoded_k(K), K4 = (K + 3) & ~3;
+    const int K16 = encoded_k(K);
     // Thread t moves words 4t .. 4t + 3 of each operand's chunk: row t / 16 of the chunk, entries
     // (A: rows of the tile; B: column pairs) 4 (t % 16) .. 4 (t % 16) + 3.
     const int sk = t >> 4, se = 4 * (t & 15);
@@ -113,24 +113,6 @@ min_plus_u16(const unsigned int* Ae, const unsigned int* Be, long long ldbe, con
     }
 
     unsigned int acc[4][4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
-
-    int buf = 1;
-    sweep_k(K4, [&](int k0) {  // the last chunk only as far as K (rounded up to 4)
-        buf ^= 1;
-        *reinterpret_cast<uint4*>(&sm.p.a[buf][sk][se]) = ra;
-        *reinterpret_cast<uint4*>(&sm.p.b[buf][sk][se]) = rb;
-        // The buffer written two chunks ago was read before every thread passed the last barrier.
-        __syncthreads();
-        if (k0 + MP_KC < K4) {
-            ap += MP_THREADS;  // a chunk of Ae is 16 x 64 words: one uint4 a thread
-            bp += b_chunk;
-            ra = *ap;
-            rb = *bp;
-        }
-    }, [&](int kk) { u16_step(acc, &sm.p.a[buf][kk][4 * ty], &sm.p.b[buf][kk][4 * tx]); });
+    u16_sweep(acc, ap, bp, b_chunk, ra, rb, K, sm.p);
     store_tile_u16(acc, Ct, ldc, rows, cols, accumulate, trow);
 }

@@ -1,7 +1,7 @@
 // The packed 16-bit arithmetic of the min-plus products of float32 operands that hold whole
 // numbers (graphs with integer weights): one instruction adds and takes the minimum of two 16-bit
 // halves (on Hopper a DPX instruction; older GPUs get the same result from two SIMD instructions).
-// Used by min_plus_u16.cu, min_plus_smallk_u16.cu and min_plus_stats.cu; needs minplus_tile.cuh.
+// Used by min_plus_u16.cu, grouped_min_plus_u16.cu, min_plus_smallk_u16.cu and min_plus_stats.cu; needs minplus_tile.cuh.
 //
 // Encoding: a finite operand d with 0 <= d <= U16_LIMIT is stored as d, +inf as
 // U16_INF.  Two finite operands sum to at most 2 * U16_LIMIT < U16_INF and any
@@ -102,6 +102,37 @@ __device__ __forceinline__ void u16_step(unsigned int (&acc)[4][4], const unsign
     for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = U16_ADDMIN(av[i], bv[j], acc[i][j]);
+}
+
+// The packed sweep of one 64 x 128 tile over K from operands encoded in the wide products' layout
+// (min_plus_u16.cu, grouped_min_plus_u16.cu): acc <- A (x) B from +inf, chunk by chunk through
+// double-buffered shared memory, one barrier a chunk.  Thread t moves words 4t .. 4t + 3 of each
+// operand's chunk, 16 bytes each: ap and bp point at its first chunk's words, ra and rb hold them
+// already (asked for by the caller, so their latency overlaps the caller's own start), and b_chunk
+// is the step in uint4 from one chunk of B to the next (a chunk of A is one uint4 a thread).
+__device__ __forceinline__ void u16_sweep(unsigned int (&acc)[4][4], const uint4* ap, const uint4* bp,
+                                          long long b_chunk, uint4 ra, uint4 rb, int K, MinPlusU16Smem& sm)
+{
+    const int t = threadIdx.x, tx = t & 15, ty = t >> 4, sk = t >> 4, se = 4 * (t & 15);
+    const int K4 = (K + 3) & ~3;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = 0xFFFFFFFFu;
+    int buf = 1;
+    sweep_k(K4, [&](int k0) {  // the last chunk only as far as K (rounded up to 4)
+        buf ^= 1;
+        *reinterpret_cast<uint4*>(&sm.a[buf][sk][se]) = ra;
+        *reinterpret_cast<uint4*>(&sm.b[buf][sk][se]) = rb;
+        // The buffer written two chunks ago was read before every thread passed the last barrier.
+        __syncthreads();
+        if (k0 + MP_KC < K4) {
+            ap += MP_THREADS;
+            bp += b_chunk;
+            ra = *ap;
+            rb = *bp;
+        }
+    }, [&](int kk) { u16_step(acc, &sm.a[buf][kk][4 * ty], &sm.b[buf][kk][4 * tx]); });
 }
 
 // Ct[0:rows, 0:cols] <- [min(Ct,)] At (x) Bt in float32, 64 columns at a time (minplus_tile): what a
