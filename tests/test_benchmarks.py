@@ -281,6 +281,26 @@ def test_profile_ranks_writes_the_phases_and_the_profile(tmp_path):
     assert "cumulative" in text and "make_plan" in text
 
 
+def test_thread_timeline_samples_the_command_and_keeps_its_status(tmp_path):
+    """benchmarks/thread_timeline.py runs the command line in its process, samples its threads and writes
+    one line per change, then END with the command's exit status, which is also its own."""
+    needs_libraries()
+    out = tmp_path / "t.txt"
+    proc = run([sys.executable, str(BENCH / "thread_timeline.py"), "--out", str(out), "--interval", "0.002", "--",
+                "solve", str(DATA / "minnesota.mtx.gz"), "--output", "none", "--backend", "numpy", "--quiet"])
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("# fastapsp solve ") and "END (status 0," in lines[-1]
+    samples = [line for line in lines[1:-1] if re.match(r"^\s+\d+\.\d{3} MAIN:", line)]
+    assert samples and len(samples) == len(lines) - 2
+    times = [float(line.split()[0]) for line in lines[1:]]
+    assert times == sorted(times)
+    bad = run([sys.executable, str(BENCH / "thread_timeline.py"), "--out", str(out), "--",
+               "solve", str(tmp_path / "missing.mtx"), "--output", "none", "--backend", "numpy"])
+    assert bad.returncode != 0 and "missing.mtx" in bad.stderr
+    assert f"END (status {bad.returncode}," in out.read_text().splitlines()[-1]
+
+
 # ------------------------------------------------------------ the benchmarks' --graph NAME=PATH
 @pytest.mark.parametrize("script", ["library_bench.py", "boundary_laws.py", "graph_cache_bench.py", "refine_bench.py"])
 def test_benchmarks_refuse_a_malformed_graph_in_one_line(script, tmp_path):
