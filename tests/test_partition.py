@@ -395,3 +395,88 @@ def test_load_corrupt_file(saved, tmp_path, random_directed, kind):
 def test_load_missing_file(tmp_path, random_directed):
     with pytest.raises(PartitionError):
         load_partition(tmp_path / "nope.npz", random_directed.graph)
+
+
+# ------------------------------------------------------------ METIS without the interpreter lock
+def _grid_adjacency(side: int):
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    return Graph.from_edges(side * side, src, dst, directed=False).undirected_adjacency()[:2]
+
+
+@pytest.mark.parametrize("objective", ["cut", "vol"])
+@pytest.mark.parametrize("k", [2, 7, 64])
+def test_metis_through_ctypes_gives_pymetis_labels(objective, k, monkeypatch):
+    """Where pymetis exports METIS, fastapsp calls it through ctypes: the labels are those of
+    pymetis.part_graph with the same options, for both objectives and k from 2 up."""
+    import importlib
+
+    module = importlib.import_module("fastapsp.partition.metis")
+    if module._released_metis() is None:
+        pytest.skip("this pymetis does not export METIS's partitioning functions or its index width")
+    indptr, indices = _grid_adjacency(40)
+    through_ctypes = module.metis(indptr, indices, k, seed=3, imbalance=0.03, objective=objective)
+    monkeypatch.setattr(module, "_released_metis", lambda: None)
+    through_pymetis = module.metis(indptr, indices, k, seed=3, imbalance=0.03, objective=objective)
+    assert through_ctypes.dtype == np.int32 and np.array_equal(through_ctypes, through_pymetis)
+    assert set(np.unique(through_ctypes)) == set(range(k))
+
+
+@pytest.mark.parametrize("recursive", [False, True])
+def test_weighted_metis_through_ctypes_gives_pymetis_labels(recursive, monkeypatch):
+    """With vertex and arc weights (the Jet partitioner's coarsest graph, the boundary graph's
+    super-groups), k-way and recursive bisection: the labels of pymetis.part_graph."""
+    import importlib
+
+    import pymetis
+
+    module = importlib.import_module("fastapsp.partition.metis")
+    if module._released_metis() is None:
+        pytest.skip("this pymetis does not export METIS's partitioning functions or its index width")
+    indptr, indices = _grid_adjacency(30)
+    rng = np.random.default_rng(5)
+    vweights = rng.integers(1, 9, indptr.size - 1)
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    eweights = 1 + (rows + indices) % 5  # symmetric: the same weight both ways of an edge
+
+    def labels():
+        options = pymetis.Options(seed=11, ufactor=30)
+        return module.metis_labels(indptr, indices, 12, options, vweights=vweights, eweights=eweights,
+                                   recursive=recursive)
+
+    through_ctypes = labels()
+    monkeypatch.setattr(module, "_released_metis", lambda: None)
+    assert np.array_equal(through_ctypes, labels())
+
+
+def test_metis_lets_other_threads_run():
+    """METIS runs with the interpreter lock released: a thread that notes the time in a loop notes
+    times inside the middle half of the call (pymetis.part_graph holds the lock throughout, so it
+    could note none there)."""
+    import importlib
+    import threading
+    import time
+
+    module = importlib.import_module("fastapsp.partition.metis")
+    if module._released_metis() is None:
+        pytest.skip("this pymetis does not export METIS's partitioning functions or its index width")
+    indptr, indices = _grid_adjacency(300)
+    noted, stop = [], threading.Event()
+
+    def note():
+        while not stop.is_set():
+            noted.append(time.perf_counter())
+
+    thread = threading.Thread(target=note)
+    thread.start()
+    try:
+        start = time.perf_counter()
+        module.metis(indptr, indices, 64, seed=1, imbalance=0.03)
+        end = time.perf_counter()
+    finally:
+        stop.set()
+        thread.join()
+    quarter = (end - start) / 4
+    inside = [t for t in noted if start + quarter < t < end - quarter]
+    assert inside, f"no time noted in the middle of a {end - start:.3f} s METIS call"

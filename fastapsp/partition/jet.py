@@ -59,6 +59,7 @@ import numpy as np
 from ..backend import mark_gpu_warm
 from ..errors import BackendError
 from ._arrays import _array_module, _count, _hash32, _stable_argsort, max_part_size
+from .metis import metis_labels
 
 __all__ = ["jet", "jet_partition"]
 
@@ -681,11 +682,6 @@ def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float):
     if g.n <= k:
         return xp.arange(g.n, dtype=xp.int32) % k
     options = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(imbalance * 1000))))
-    xadj, adjncy = _host(g.indptr), _host(g.indices)
-    if hasattr(pymetis, "CSRAdjacency"):
-        graph = {"adjacency": pymetis.CSRAdjacency(xadj, adjncy)}
-    else:  # pragma: no cover - pymetis before 2025
-        graph = {"xadj": xadj, "adjncy": adjncy}
-    _, labels = pymetis.part_graph(int(k), **graph, vweights=_host(g.vweights), eweights=_host(g.eweights),
-                                   options=options, recursive=METIS_RECURSIVE)
-    return xp.asarray(np.asarray(labels, dtype=np.int32))
+    labels = metis_labels(_host(g.indptr), _host(g.indices), int(k), options, vweights=_host(g.vweights),
+                          eweights=_host(g.eweights), recursive=METIS_RECURSIVE)
+    return xp.asarray(labels)

@@ -1,12 +1,38 @@
-"""METIS k-way partitioning through pymetis."""
+"""METIS partitioning through pymetis: every METIS call of the package.
+
+pymetis's ``part_graph`` holds the interpreter lock for the whole of METIS's
+run, so no other thread of the process moves meanwhile; on the GPU that is the
+warm-up thread, whose imports the first GPU stage then waits for
+(``docs/performance.md``, host stages).  Where pymetis's extension exports
+METIS's ``METIS_PartGraphKway`` and ``METIS_PartGraphRecursive`` and says its
+index width (pymetis 2025), METIS is called through :mod:`ctypes` instead,
+which releases the lock for the call: the same functions of the same library
+with the same arguments and options, so the same labels.  Otherwise
+``part_graph``.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import functools
+
 import numpy as np
 
-from ..errors import BackendError
+from ..errors import BackendError, PartitionError
 
-__all__ = ["metis"]
+__all__ = ["metis", "metis_labels"]
+
+_NOPTIONS = 40  # METIS_NOPTIONS: the length of METIS's options array
+_METIS_OK = 1
+_STATUS = {-2: "METIS_ERROR_INPUT", -3: "METIS_ERROR_MEMORY", -4: "METIS_ERROR"}
+
+
+def _pymetis(purpose: str):
+    try:
+        import pymetis
+    except ImportError as exc:  # pragma: no cover - pymetis is a dependency
+        raise BackendError(f"{purpose} needs pymetis: pip install pymetis") from exc
+    return pymetis
 
 
 def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance: float,
@@ -16,19 +42,76 @@ def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalan
     ``objective`` is ``"cut"`` (edge cut, METIS's default) or ``"vol"``
     (total communication volume, which tracks the boundary vertex count).
     """
-    try:
-        import pymetis
-    except ImportError as exc:  # pragma: no cover - pymetis is a dependency
-        raise BackendError("partitioner 'metis' needs pymetis: pip install pymetis") from exc
+    pymetis = _pymetis("partitioner 'metis'")
     # ufactor is the allowed imbalance in thousandths: 3% -> 30 (METIS allows 1.030).
     options = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(imbalance * 1000))))
     if objective == "vol":
         options.objtype = 1  # METIS_OBJTYPE_VOL
     # recursive=False: k-way for every k (pymetis would pick recursive bisection for k <= 8,
     # which cannot minimise communication volume).
+    return metis_labels(indptr, indices, k, options)
+
+
+def metis_labels(indptr, indices, k: int, options, *, vweights=None, eweights=None,
+                 recursive: bool = False) -> np.ndarray:
+    """int32 labels of METIS ``PartGraphKway`` (``PartGraphRecursive`` with ``recursive``) on a symmetric
+    CSR structure, with optional vertex and arc weights and ``options`` (a ``pymetis.Options``)."""
+    call = _released_metis()
+    if call is not None and k > 1:
+        return call(indptr, indices, int(k), options, vweights, eweights, bool(recursive))
+    pymetis = _pymetis("METIS")
     if hasattr(pymetis, "CSRAdjacency"):
         graph = {"adjacency": pymetis.CSRAdjacency(indptr, indices)}
     else:  # pragma: no cover - pymetis before 2025
         graph = {"xadj": indptr, "adjncy": indices}
-    _, labels = pymetis.part_graph(int(k), **graph, options=options, recursive=False)
+    _, labels = pymetis.part_graph(int(k), **graph, vweights=vweights, eweights=eweights, options=options,
+                                   recursive=bool(recursive))
     return np.asarray(labels, dtype=np.int32)
+
+
+@functools.lru_cache(maxsize=None)
+def _released_metis():
+    """``call(indptr, indices, k, options, vweights, eweights, recursive) -> int32 labels``: METIS of
+    pymetis's own library called through ctypes (the interpreter lock released), or None where this
+    pymetis does not export the two functions or does not say its index width."""
+    try:
+        from pymetis import _internal
+    except ImportError:  # pragma: no cover - pymetis is a dependency
+        return None
+    width = getattr(_internal, "_idx_type_width", None)
+    try:
+        library = ctypes.CDLL(_internal.__file__)
+        functions = {False: library.METIS_PartGraphKway, True: library.METIS_PartGraphRecursive}
+        width = width() if callable(width) else None
+    except (OSError, AttributeError, TypeError):
+        return None
+    if width not in (32, 64):
+        return None
+    idx = np.int32 if width == 32 else np.int64
+    for function in functions.values():
+        function.restype = ctypes.c_int
+
+    def array(values):
+        return None if values is None else np.ascontiguousarray(values, dtype=idx)
+
+    def address(values):
+        return None if values is None else values.ctypes.data_as(ctypes.c_void_p)
+
+    def call(indptr, indices, k: int, options, vweights, eweights, recursive: bool) -> np.ndarray:
+        n = int(np.shape(indptr)[0]) - 1
+        xadj, adjncy, vwgt, adjwgt = array(indptr), array(indices), array(vweights), array(eweights)
+        nvtxs, ncon, nparts = (np.array([value], dtype=idx) for value in (n, 1, k))
+        settings = np.array([options._get(i) for i in range(_NOPTIONS)], dtype=idx)
+        objval = np.zeros(1, dtype=idx)
+        part = np.zeros(max(n, 1), dtype=idx)
+        # No vertex sizes, target part weights or imbalance vector: METIS's defaults, as pymetis passes them.
+        status = functions[recursive](address(nvtxs), address(ncon), address(xadj), address(adjncy),
+                                      address(vwgt), None, address(adjwgt), address(nparts), None, None,
+                                      address(settings), address(objval), address(part))
+        if status != _METIS_OK:
+            kind = "PartGraphRecursive" if recursive else "PartGraphKway"
+            raise PartitionError(f"METIS_{kind} returned {_STATUS.get(status, status)} for a graph of "
+                                 f"{n} vertices and {adjncy.size} arcs into k = {k} parts")
+        return part[:n].astype(np.int32)
+
+    return call

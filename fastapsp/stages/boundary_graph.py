@@ -365,6 +365,8 @@ class LevelTree:
         """Gather the ``k`` groups into about ``k2`` super-groups of equal boundary vertices."""
         import pymetis
 
+        from ..partition.metis import metis_labels
+
         k2 = max(2, int(k2))
         if k2 >= k:
             return np.arange(k, dtype=np.int64), k
@@ -377,12 +379,7 @@ class LevelTree:
         xadj = np.zeros(k + 1, dtype=np.int64)
         np.cumsum(counts, out=xadj[1:])
         options = pymetis.Options(seed=self.seed, ufactor=30)
-        if hasattr(pymetis, "CSRAdjacency"):
-            graph = {"adjacency": pymetis.CSRAdjacency(xadj, pairs[1])}
-        else:  # pragma: no cover - pymetis before 2025
-            graph = {"xadj": xadj, "adjncy": pairs[1]}
-        _, labels = pymetis.part_graph(int(k2), **graph, vweights=np.maximum(nb, 1), options=options,
-                                       recursive=False)
+        labels = metis_labels(xadj, pairs[1], int(k2), options, vweights=np.maximum(nb, 1))
         # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
         used, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
         return labels.astype(np.int64), int(used.size)
