@@ -480,3 +480,18 @@ def test_metis_lets_other_threads_run():
     quarter = (end - start) / 4
     inside = [t for t in noted if start + quarter < t < end - quarter]
     assert inside, f"no time noted in the middle of a {end - start:.3f} s METIS call"
+
+
+def test_metis_calls_from_threads_at_once_give_their_own_labels():
+    """METIS's random numbers are process-wide state, so calls from two threads at once are made one at a
+    time: each gives the labels it gives alone (two at once gave others before they were serialised)."""
+    import importlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    module = importlib.import_module("fastapsp.partition.metis")
+    jobs = [(_grid_adjacency(120), 31), (_grid_adjacency(150), 125)]
+    alone = [module.metis(*adjacency, k, seed=0, imbalance=0.03) for adjacency, k in jobs]
+    for _ in range(3):
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            together = list(pool.map(lambda job: module.metis(*job[0], job[1], seed=0, imbalance=0.03), jobs))
+        assert all(np.array_equal(a, b) for a, b in zip(alone, together))

@@ -7,14 +7,15 @@ warm-up thread, whose imports the first GPU stage then waits for
 METIS's ``METIS_PartGraphKway`` and ``METIS_PartGraphRecursive`` and says its
 index width (pymetis 2025), METIS is called through :mod:`ctypes` instead,
 which releases the lock for the call: the same functions of the same library
-with the same arguments and options, so the same labels.  Otherwise
-``part_graph``.
+with the same arguments and options, so the same labels (METIS calls still run
+one at a time).  Otherwise ``part_graph``.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 
 import numpy as np
 
@@ -25,6 +26,10 @@ __all__ = ["metis", "metis_labels"]
 _NOPTIONS = 40  # METIS_NOPTIONS: the length of METIS's options array
 _METIS_OK = 1
 _STATUS = {-2: "METIS_ERROR_INPUT", -3: "METIS_ERROR_MEMORY", -4: "METIS_ERROR"}
+# METIS keeps its random number generator in process-wide state: two calls at once would draw from one
+# stream and give other labels than each alone (measured: sample_boundary's two cuts run side by side
+# changed roadFLA's boundary law).  One call at a time, as under pymetis's lock.
+_ONE_AT_A_TIME = threading.Lock()
 
 
 def _pymetis(purpose: str):
@@ -105,9 +110,10 @@ def _released_metis():
         objval = np.zeros(1, dtype=idx)
         part = np.zeros(max(n, 1), dtype=idx)
         # No vertex sizes, target part weights or imbalance vector: METIS's defaults, as pymetis passes them.
-        status = functions[recursive](address(nvtxs), address(ncon), address(xadj), address(adjncy),
-                                      address(vwgt), None, address(adjwgt), address(nparts), None, None,
-                                      address(settings), address(objval), address(part))
+        with _ONE_AT_A_TIME:
+            status = functions[recursive](address(nvtxs), address(ncon), address(xadj), address(adjncy),
+                                          address(vwgt), None, address(adjwgt), address(nparts), None, None,
+                                          address(settings), address(objval), address(part))
         if status != _METIS_OK:
             kind = "PartGraphRecursive" if recursive else "PartGraphKway"
             raise PartitionError(f"METIS_{kind} returned {_STATUS.get(status, status)} for a graph of "
