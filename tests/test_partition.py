@@ -429,8 +429,6 @@ def test_weighted_metis_through_ctypes_gives_pymetis_labels(recursive, monkeypat
     super-groups), k-way and recursive bisection: the labels of pymetis.part_graph."""
     import importlib
 
-    import pymetis
-
     module = importlib.import_module("fastapsp.partition.metis")
     if module._released_metis() is None:
         pytest.skip("this pymetis does not export METIS's partitioning functions or its index width")
@@ -441,9 +439,8 @@ def test_weighted_metis_through_ctypes_gives_pymetis_labels(recursive, monkeypat
     eweights = 1 + (rows + indices) % 5  # symmetric: the same weight both ways of an edge
 
     def labels():
-        options = pymetis.Options(seed=11, ufactor=30)
-        return module.metis_labels(indptr, indices, 12, options, vweights=vweights, eweights=eweights,
-                                   recursive=recursive)
+        return module.metis(indptr, indices, 12, seed=11, imbalance=0.03, vweights=vweights, eweights=eweights,
+                            recursive=recursive)
 
     through_ctypes = labels()
     monkeypatch.setattr(module, "_released_metis", lambda: None)

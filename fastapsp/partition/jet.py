@@ -59,7 +59,7 @@ import numpy as np
 from ..backend import mark_gpu_warm
 from ..errors import BackendError
 from ._arrays import _array_module, _count, _hash32, _stable_argsort, max_part_size
-from .metis import metis_labels
+from .metis import metis
 
 __all__ = ["jet", "jet_partition"]
 
@@ -675,13 +675,12 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
 def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float):
     """METIS k-way on the coarsest graph (on the host: it is small)."""
     try:
-        import pymetis
+        import pymetis  # noqa: F401 - a missing pymetis named for this partitioner
     except ImportError as exc:  # pragma: no cover - pymetis is a dependency
         raise BackendError("partitioner 'jet' partitions its coarsest graph with pymetis: pip install pymetis") \
             from exc
     if g.n <= k:
         return xp.arange(g.n, dtype=xp.int32) % k
-    options = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(imbalance * 1000))))
-    labels = metis_labels(_host(g.indptr), _host(g.indices), int(k), options, vweights=_host(g.vweights),
-                          eweights=_host(g.eweights), recursive=METIS_RECURSIVE)
+    labels = metis(_host(g.indptr), _host(g.indices), int(k), seed=seed, imbalance=imbalance,
+                   vweights=_host(g.vweights), eweights=_host(g.eweights), recursive=METIS_RECURSIVE)
     return xp.asarray(labels)

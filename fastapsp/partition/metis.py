@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import BackendError, PartitionError
 
-__all__ = ["metis", "metis_labels"]
+__all__ = ["metis"]
 
 _NOPTIONS = 40  # METIS_NOPTIONS: the length of METIS's options array
 _METIS_OK = 1
@@ -32,43 +32,31 @@ _STATUS = {-2: "METIS_ERROR_INPUT", -3: "METIS_ERROR_MEMORY", -4: "METIS_ERROR"}
 _ONE_AT_A_TIME = threading.Lock()
 
 
-def _pymetis(purpose: str):
-    try:
-        import pymetis
-    except ImportError as exc:  # pragma: no cover - pymetis is a dependency
-        raise BackendError(f"{purpose} needs pymetis: pip install pymetis") from exc
-    return pymetis
-
-
 def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance: float,
-          objective: str = "cut") -> np.ndarray:
-    """Labels from METIS ``PartGraphKway`` on a symmetric CSR structure.
+          objective: str = "cut", vweights=None, eweights=None, recursive: bool = False) -> np.ndarray:
+    """int32 labels from METIS ``PartGraphKway`` (``PartGraphRecursive`` with ``recursive``) on a symmetric
+    CSR structure, with optional vertex and arc weights.
 
     ``objective`` is ``"cut"`` (edge cut, METIS's default) or ``"vol"``
     (total communication volume, which tracks the boundary vertex count).
     """
-    pymetis = _pymetis("partitioner 'metis'")
+    try:
+        import pymetis
+    except ImportError as exc:  # pragma: no cover - pymetis is a dependency
+        raise BackendError("partitioner 'metis' needs pymetis: pip install pymetis") from exc
     # ufactor is the allowed imbalance in thousandths: 3% -> 30 (METIS allows 1.030).
     options = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(imbalance * 1000))))
     if objective == "vol":
         options.objtype = 1  # METIS_OBJTYPE_VOL
-    # recursive=False: k-way for every k (pymetis would pick recursive bisection for k <= 8,
-    # which cannot minimise communication volume).
-    return metis_labels(indptr, indices, k, options)
-
-
-def metis_labels(indptr, indices, k: int, options, *, vweights=None, eweights=None,
-                 recursive: bool = False) -> np.ndarray:
-    """int32 labels of METIS ``PartGraphKway`` (``PartGraphRecursive`` with ``recursive``) on a symmetric
-    CSR structure, with optional vertex and arc weights and ``options`` (a ``pymetis.Options``)."""
     call = _released_metis()
     if call is not None and k > 1:
         return call(indptr, indices, int(k), options, vweights, eweights, bool(recursive))
-    pymetis = _pymetis("METIS")
     if hasattr(pymetis, "CSRAdjacency"):
         graph = {"adjacency": pymetis.CSRAdjacency(indptr, indices)}
     else:  # pragma: no cover - pymetis before 2025
         graph = {"xadj": indptr, "adjncy": indices}
+    # recursive given always: pymetis would pick recursive bisection for k <= 8 by itself, which cannot
+    # minimise communication volume.
     _, labels = pymetis.part_graph(int(k), **graph, vweights=vweights, eweights=eweights, options=options,
                                    recursive=bool(recursive))
     return np.asarray(labels, dtype=np.int32)

@@ -363,9 +363,7 @@ class LevelTree:
 
     def _super_groups(self, k: int, nb: np.ndarray, gs, gd, k2: int):
         """Gather the ``k`` groups into about ``k2`` super-groups of equal boundary vertices."""
-        import pymetis
-
-        from ..partition.metis import metis_labels
+        from ..partition.metis import metis
 
         k2 = max(2, int(k2))
         if k2 >= k:
@@ -378,8 +376,7 @@ class LevelTree:
         counts = np.bincount(pairs[0], minlength=k)
         xadj = np.zeros(k + 1, dtype=np.int64)
         np.cumsum(counts, out=xadj[1:])
-        options = pymetis.Options(seed=self.seed, ufactor=30)
-        labels = metis_labels(xadj, pairs[1], int(k2), options, vweights=np.maximum(nb, 1))
+        labels = metis(xadj, pairs[1], int(k2), seed=self.seed, imbalance=0.03, vweights=np.maximum(nb, 1))
         # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
         used, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
         return labels.astype(np.int64), int(used.size)
