@@ -154,7 +154,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                                          **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, plan.dtype, comm=comm)
-        if partition is not None:
+        if partition is not None and base_sink.certified:  # checksums of the graph and labels: a file's only
             base_sink.metadata = result_metadata(graph, partition, opts, plan.precision)
         sink.commit()
         if backend == "cupy":

@@ -80,6 +80,7 @@ class NullSink:
 
     needs_host = False  # blocks are wanted on the host (copied there by fastapsp.hostcopy.HostWriter)
     on_device = False  # blocks are taken where they are made, on the GPU (DeviceSink)
+    certified = False  # commit writes a sidecar of the result's metadata (NpySink), which the caller fills in
     path = None
 
     def write(self, vertices, column_start, block) -> None:
@@ -128,6 +129,7 @@ class NpySink:
 
     needs_host = True
     on_device = False
+    certified = True
 
     def __init__(self, path: str, n: int, dtype, *, comm, rows: int | None = None) -> None:
         self.path = os.fspath(path)
