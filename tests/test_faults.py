@@ -222,6 +222,22 @@ def test_signal_to_the_launcher_stops_every_rank_and_removes_temporaries(tmp_pat
 
 
 # ------------------------------------------------------- sidecar and checks
+def test_the_sidecar_metadata_is_made_for_a_result_file_only(tmp_path, monkeypatch):
+    """The checksums of the graph and of the labels (SHA-256 over every arc) are made for a ``.npy``'s
+    sidecar; a run to none or to memory has no sidecar and does not make them."""
+    import fastapsp.execute as execute
+
+    made = []
+    real = execute.result_metadata
+    monkeypatch.setattr(execute, "result_metadata", lambda *args, **kwargs: made.append(1) or real(*args, **kwargs))
+    for output in ("none", "memory"):
+        assert main(["solve", str(MINNESOTA), "-k", "4", "--output", output, "--backend", "numpy", "--quiet"]) == 0
+    assert made == []
+    out = tmp_path / "d.npy"
+    assert main(["solve", str(MINNESOTA), "-k", "4", "--output", str(out), "--backend", "numpy", "--quiet"]) == 0
+    assert made == [1] and check_result(out, expect={"graph_checksum": read_graph(MINNESOTA).checksum()})
+
+
 def test_sidecar_tells_complete_from_partial_and_foreign(tmp_path):
     out = tmp_path / "d.npy"
     proc = run_cli("solve", MINNESOTA, "-k", 4, "--output", out, "--backend", "numpy")
