@@ -9,7 +9,8 @@ module it is importing, if any; then prints one line per change::
       0.358 MAIN:backend.py:gpu_count [acquire] | T1:__init__.py:<module> [get_data] import=cupy
 
 (seconds since this script started; ``MAIN`` the thread that runs the command, ``T1``, ``T2`` the
-others in the order they first appear.)  Run it in place of ``python -m fastapsp``::
+others in the order they first appear.)  After END, per thread, the seconds it was seen importing each
+module, waiting for a module another thread imports, or in each fastapsp function.  Run it in place of ``python -m fastapsp``::
 
     python benchmarks/thread_timeline.py --out /tmp/roadFLA.txt -- \\
         solve benchmarks/data/roadFLA.mtx.gz --output none
@@ -78,6 +79,31 @@ class Sampler:
         self._stop.set()
         self._thread.join()
 
+    def summary(self, top: int = 8) -> list[str]:
+        """Per thread, the seconds of what it did most: the module it was importing, a wait for a module
+        another thread imports (the import lock), or else its innermost frame in fastapsp (its innermost
+        frame where it has none).  A sample counts until the next one (sampling takes time of its own, so
+        the samples are further apart than the interval)."""
+        from collections import Counter
+
+        spent: dict = {}
+        times = [now for now, _ in self.samples]
+        for (now, row), later in zip(self.samples, times[1:] + [times[-1] + self.interval if times else 0.0]):
+            for name, leaf, own, imp in row:
+                if leaf.endswith(":acquire") and imp:
+                    what = f"waiting for import {imp}"
+                elif imp:
+                    what = f"import {imp}"
+                else:
+                    what = own or leaf
+                spent.setdefault(name, Counter())[what] += later - now
+        out = []
+        for name in sorted(spent, key=lambda n: (n != "MAIN", n)):
+            total = sum(spent[name].values())
+            parts = [f"{what} {seconds:.3f}" for what, seconds in spent[name].most_common(top)]
+            out.append(f"# {name} {total:.3f} s: " + " | ".join(parts))
+        return out
+
     def lines(self) -> list[str]:
         """One line per sample whose threads are somewhere else than at the sample before."""
         out, previous = [], None
@@ -115,7 +141,8 @@ def main(argv=None) -> int:
         sampler.stop()
     end = time.perf_counter() - START
     text = "\n".join([f"# fastapsp {' '.join(command)}", *sampler.lines(),
-                      f"{end:8.3f} END (status {status}, {len(sampler.samples)} samples)"]) + "\n"
+                      f"{end:8.3f} END (status {status}, {len(sampler.samples)} samples)",
+                      "# per thread: seconds seen, then what took most of them", *sampler.summary()]) + "\n"
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text)

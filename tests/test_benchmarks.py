@@ -290,15 +290,22 @@ def test_thread_timeline_samples_the_command_and_keeps_its_status(tmp_path):
                 "solve", str(DATA / "minnesota.mtx.gz"), "--output", "none", "--backend", "numpy", "--quiet"])
     assert proc.returncode == 0, proc.stderr
     lines = out.read_text().splitlines()
-    assert lines[0].startswith("# fastapsp solve ") and "END (status 0," in lines[-1]
-    samples = [line for line in lines[1:-1] if re.match(r"^\s+\d+\.\d{3} MAIN:", line)]
-    assert samples and len(samples) == len(lines) - 2
-    times = [float(line.split()[0]) for line in lines[1:]]
+    end = next(i for i, line in enumerate(lines) if " END (status " in line)
+    assert lines[0].startswith("# fastapsp solve ") and "END (status 0," in lines[end]
+    samples = [line for line in lines[1:end] if re.match(r"^\s+\d+\.\d{3} MAIN:", line)]
+    assert samples and len(samples) == end - 1
+    times = [float(line.split()[0]) for line in lines[1:end + 1]]
     assert times == sorted(times)
+    # After END, per thread, the seconds seen and what took them: MAIN imported the command line first.
+    main = re.match(r"# MAIN (\d+\.\d+) s: (.*)$", lines[end + 2])
+    assert lines[end + 1].startswith("# per thread") and main, lines[end:]
+    assert 0 < float(main.group(1)) <= times[-1] + 0.01
+    parts = dict(part.rsplit(" ", 1) for part in main.group(2).split(" | "))
+    assert "import fastapsp.cli" in parts and sum(map(float, parts.values())) <= float(main.group(1)) + 1e-3
     bad = run([sys.executable, str(BENCH / "thread_timeline.py"), "--out", str(out), "--",
                "solve", str(tmp_path / "missing.mtx"), "--output", "none", "--backend", "numpy"])
     assert bad.returncode != 0 and "missing.mtx" in bad.stderr
-    assert f"END (status {bad.returncode}," in out.read_text().splitlines()[-1]
+    assert f"END (status {bad.returncode}," in out.read_text()
 
 
 # ------------------------------------------------------------ the benchmarks' --graph NAME=PATH
