@@ -283,3 +283,25 @@ def named_graph(text: str) -> tuple[str, str]:
 if __name__ == "__main__":  # print this machine's metadata
     json.dump(metadata(), sys.stdout, indent=2)
     print()
+
+
+def run_command_line(command: list[str]) -> int:
+    """Run the fastapsp command line ``command`` in this process (as ``python -m fastapsp``, without
+    its exit) and return its exit status: the in-process tools (``thread_timeline.py``,
+    ``scalar_operator_sites.py``) watch the run from inside."""
+    from fastapsp.cli import main as cli_main
+
+    try:
+        status = cli_main(command)
+    except SystemExit as exc:  # the command line's own exit
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return int(status or 0)
+
+
+def write_text(path: str | None, text: str) -> None:
+    """``text`` into the file ``path`` (its folder made), or to standard output when ``path`` is None."""
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    else:
+        sys.stdout.write(text)

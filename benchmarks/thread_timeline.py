@@ -30,6 +30,8 @@ from pathlib import Path
 START = time.perf_counter()
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _common import run_command_line, write_text  # noqa: E402
 PACKAGE = str(REPO / "fastapsp")
 
 
@@ -131,24 +133,16 @@ def main(argv=None) -> int:
 
     sampler = Sampler(args.interval, args.limit)
     sampler.start()
-    from fastapsp.cli import main as cli_main
-
     try:
-        status = cli_main(command)
-    except SystemExit as exc:  # the command line's own exit
-        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        status = run_command_line(command)
     finally:
         sampler.stop()
     end = time.perf_counter() - START
     text = "\n".join([f"# fastapsp {' '.join(command)}", *sampler.lines(),
                       f"{end:8.3f} END (status {status}, {len(sampler.samples)} samples)",
                       "# per thread: seconds seen, then what took most of them", *sampler.summary()]) + "\n"
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
-    else:
-        sys.stdout.write(text)
-    return int(status or 0)
+    write_text(args.out, text)
+    return status
 
 
 if __name__ == "__main__":

@@ -308,6 +308,48 @@ def test_thread_timeline_samples_the_command_and_keeps_its_status(tmp_path):
     assert f"END (status {bad.returncode}," in out.read_text()
 
 
+def test_scalar_operator_sites_lists_array_scalar_operations_and_keeps_the_run(tmp_path):
+    """benchmarks/scalar_operator_sites.py runs the command line with fastapsp's operators rewritten into
+    calls that note where an array meets a scalar: the run's result is the same, the sites are listed."""
+    needs_libraries()
+    out, plain, noted = tmp_path / "sites.txt", tmp_path / "plain.json", tmp_path / "noted.json"
+    args = ["solve", str(DATA / "minnesota.mtx.gz"), "-k", "6", "--output", "none", "--backend", "numpy", "--quiet"]
+    assert run([sys.executable, "-m", "fastapsp", *args, "--report", str(plain)]).returncode == 0
+    proc = run([sys.executable, str(BENCH / "scalar_operator_sites.py"), "--array", "numpy", "--out", str(out),
+                "--", *args, "--report", str(noted)])
+    assert proc.returncode == 0, proc.stderr
+    a, b = json.loads(plain.read_text()), json.loads(noted.read_text())
+    assert [a[key] for key in ("k", "edge_cut", "boundary_vertices", "dtype")] == \
+        [b[key] for key in ("k", "edge_cut", "boundary_vertices", "dtype")]
+    lines = out.read_text().splitlines()
+    count = re.match(r"# (\d+) operations at (\d+) sites", lines[1])
+    sites = [line.split() for line in lines[2:] if not line.startswith("#")]
+    assert count and int(count.group(2)) == len(sites) > 0
+    assert all(site[0].startswith("fastapsp/") and int(site[2]) > 0 for site in sites)
+    assert sum(int(site[2]) for site in sites) == int(count.group(1))
+
+
+def test_scalar_operator_rewrite_computes_what_the_operators_do():
+    import ast
+
+    import numpy as np
+    import scalar_operator_sites as tool
+
+    source = "def f(a: int | None, b):\n    c = a - 1\n    c += 2\n    return (c < b, 3 * a, a ** 2 // 3, a & 1)\n"
+    tree = ast.parse(source)
+    tree = ast.fix_missing_locations(tool._Rewrite("x.py", tree).visit(tree))
+    tool.SITES = sites = tool.Sites(np.ndarray)
+    space = {tool.HELPER: sites}
+    exec(compile(tree, "x.py", "exec"), space)
+    a = np.arange(5)
+    assert all(np.array_equal(x, y) for x, y in zip(space["f"](a, a), (a + 1 < a, 3 * a, a ** 2 // 3, a & 1)))
+    assert space["f"].__annotations__["a"] == "int | None" or space["f"].__annotations__["a"] == (int | None)
+    assert {(site, name) for site, name in sites.counts} == \
+        {("x.py:2", "sub"), ("x.py:3", "iadd"), ("x.py:4", "mul"), ("x.py:4", "pow"), ("x.py:4", "floordiv"),
+         ("x.py:4", "and_")}
+    assert space["f"](7, 9) == (True, 21, 16, 1) and len(sites.counts) == 6  # scalars alone: nothing noted
+
+
 # ------------------------------------------------------------ the benchmarks' --graph NAME=PATH
 @pytest.mark.parametrize("script", ["library_bench.py", "boundary_laws.py", "graph_cache_bench.py", "refine_bench.py"])
 def test_benchmarks_refuse_a_malformed_graph_in_one_line(script, tmp_path):

@@ -1,0 +1,181 @@
+"""Every line of fastapsp where an array meets a scalar in an operator (``a - 1``, ``a < 0``), found in one run.
+
+With CuPy 14.2 such an operation is handed to NumPy's ufunc, whose dispatch calls
+``cupy.ndarray.__array_ufunc__``, which imports ``cupyx.scipy.special`` and so the
+``cupyx`` package, SciPy's sparse module and ``numpy.f2py``: 0.3-0.5 s of imports that
+hold the interpreter lock in every GPU process (``docs/performance.md``).  The same
+operation called as a function (``xp.subtract(a, 1)``) imports nothing.  This tool
+lists the sites: it loads fastapsp's modules with every binary operator, single
+comparison and augmented assignment to a name rewritten into a call that does the
+same operation and notes, by file and line, where one operand is an array of the
+chosen kind (``--array cupy``: ``cupy.ndarray``; ``numpy`` to try it on the CPU) and
+the other a Python or NumPy scalar.  It also notes the first import of ``cupyx`` with
+the stack that made it (a site inside CuPy shows there).  The GPU warm-up thread is
+left out (it makes such an operation on purpose)::
+
+    python benchmarks/scalar_operator_sites.py --array cupy --out /tmp/sites.txt -- \\
+        solve benchmarks/data/roadFLA.mtx.gz --output none
+
+The command's own exit status is this script's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.abc
+import importlib.machinery
+import operator
+import os
+import sys
+import traceback
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from _common import run_command_line, write_text  # noqa: E402
+PACKAGE = str(REPO / "fastapsp")
+HELPER = "__scalar_operator_sites__"
+
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+           ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift", ast.BitOr: "or_",
+           ast.BitXor: "xor", ast.BitAnd: "and_", ast.MatMult: "matmul"}
+_COMPARE = {ast.Lt: "lt", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne", ast.Gt: "gt", ast.GtE: "ge"}
+
+
+class Sites:
+    """Counts array-scalar operations by (file, line, operator)."""
+
+    def __init__(self, array_type) -> None:
+        self.array_type = array_type
+        self.counts: Counter = Counter()
+        self.kinds: dict = {}
+        self.first_cupyx: list | None = None
+
+    def _scalar(self, value) -> bool:
+        import numpy as np
+
+        return type(value) in (int, float, bool) or isinstance(value, np.generic)
+
+    def op(self, name: str, left, right, site: str):
+        if (isinstance(left, self.array_type) and self._scalar(right)) or \
+                (isinstance(right, self.array_type) and self._scalar(left)):
+            self.counts[(site, name)] += 1
+            self.kinds.setdefault((site, name), (type(left).__name__, type(right).__name__))
+        return getattr(operator, name)(left, right)
+
+
+class _Rewrite(ast.NodeTransformer):
+    """``a OP b`` -> ``HELPER.op("OP", a, b, "file:line")``; ``a CMP b`` likewise; ``x OP= b`` -> ``x = ...``."""
+
+    def __init__(self, filename: str, tree) -> None:
+        self.filename = filename
+        # Annotations are left as written (``int | None``): they are not operations on values.
+        self.skip = {id(inner) for node in ast.walk(tree)
+                     for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None))
+                     if annotation is not None for inner in ast.walk(annotation)}
+
+    def _call(self, name: str, left, right, node):
+        site = f"{self.filename}:{node.lineno}"
+        call = ast.Call(func=ast.Attribute(value=ast.Name(id=HELPER, ctx=ast.Load()), attr="op", ctx=ast.Load()),
+                        args=[ast.Constant(name), left, right, ast.Constant(site)], keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        name = _BINARY.get(type(node.op))
+        return node if name is None or id(node) in self.skip else self._call(name, node.left, node.right, node)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARE or id(node) in self.skip:
+            return node  # chains, ``is``, ``in``: left as they are
+        return self._call(_COMPARE[type(node.ops[0])], node.left, node.comparators[0], node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        name = _BINARY.get(type(node.op))
+        if name is None or not isinstance(node.target, ast.Name):
+            return node  # an element or attribute target is evaluated once by ``+=``: left as it is
+        value = self._call("i" + name.rstrip("_"), ast.Name(id=node.target.id, ctx=ast.Load()), node.value, node)
+        return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
+
+
+class _Loader(importlib.machinery.SourceFileLoader):
+    def source_to_code(self, data, path, *, _optimize=-1):
+        tree = ast.parse(data, filename=path)
+        tree = _Rewrite(os.path.relpath(path, REPO), tree).visit(tree)
+        return compile(ast.fix_missing_locations(tree), path, "exec", dont_inherit=True)
+
+    def exec_module(self, module):
+        module.__dict__[HELPER] = SITES
+        super().exec_module(module)
+
+    def get_code(self, fullname):  # never the cached bytecode of the plain module
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """fastapsp's modules through :class:`_Loader`; notes the stack of the first ``cupyx`` import."""
+
+    def find_spec(self, name, path, target=None):
+        if name == "cupyx" and SITES.first_cupyx is None:
+            SITES.first_cupyx = traceback.format_stack()[:-1]
+        if name != "fastapsp" and not name.startswith("fastapsp."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not str(spec.origin).endswith(".py"):
+            return spec
+        spec.loader = _Loader(name, spec.origin)
+        return spec
+
+
+SITES: Sites
+
+
+def report(sites: Sites) -> list[str]:
+    lines = [f"# {sum(sites.counts.values())} operations at {len(sites.counts)} sites "
+             "(file:line operator count left-type right-type), most first"]
+    for (site, name), count in sites.counts.most_common():
+        left, right = sites.kinds[(site, name)]
+        lines.append(f"{site} {name} {count} {left} {right}")
+    if sites.first_cupyx is None:
+        lines.append("# cupyx was not imported")
+    else:
+        lines.append("# the first import of cupyx, from:")
+        lines.extend(line.rstrip("\n") for line in sites.first_cupyx if "importlib._bootstrap" not in line)
+    return lines
+
+
+def main(argv=None) -> int:
+    global SITES
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--array", choices=("cupy", "numpy"), default="cupy",
+                        help="the array type whose scalar operations are noted (default cupy)")
+    parser.add_argument("--out", default=None, help="file of the sites (default: standard output)")
+    parser.add_argument("cli", nargs=argparse.REMAINDER, help="-- then the fastapsp command line")
+    args = parser.parse_args(argv)
+    command = args.cli[1:] if args.cli[:1] == ["--"] else args.cli
+    if not command:
+        parser.error("no fastapsp command line given (after --)")
+    if any(name == "fastapsp" or name.startswith("fastapsp.") for name in sys.modules):
+        parser.error("fastapsp is already imported: run this script as a program")
+    array_module = importlib.import_module(args.array)
+    SITES = Sites(array_module.ndarray)
+    sys.meta_path.insert(0, _Finder())
+    import fastapsp.backend
+    import fastapsp.pipeline
+
+    for module in (fastapsp.backend, fastapsp.pipeline):  # the warm-up's operator with a scalar is on purpose
+        module.start_gpu_warmup = lambda backend, ranks: None
+    status = run_command_line(command)
+    text = "\n".join([f"# fastapsp {' '.join(command)} (arrays: {args.array}.ndarray)", *report(SITES)]) + "\n"
+    write_text(args.out, text)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
