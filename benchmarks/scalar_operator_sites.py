@@ -163,7 +163,10 @@ def main(argv=None) -> int:
         parser.error("no fastapsp command line given (after --)")
     if any(name == "fastapsp" or name.startswith("fastapsp.") for name in sys.modules):
         parser.error("fastapsp is already imported: run this script as a program")
-    array_module = importlib.import_module(args.array)
+    try:
+        array_module = importlib.import_module(args.array)
+    except ImportError as exc:
+        parser.error(f"--array {args.array}: cannot import it ({exc})")
     SITES = Sites(array_module.ndarray)
     sys.meta_path.insert(0, _Finder())
     import fastapsp.backend
