@@ -187,6 +187,17 @@ def test_family_dry_run_of_the_device_script(tmp_path):
     assert directed["made"]["command"][0] == "scripts/make_delaunay.py"
 
 
+def test_scalar_sites_dry_run(tmp_path):
+    needs_libraries()
+    out = tmp_path / "out"
+    proc = run(["bash", str(BENCH / "device" / "scalar_sites.sh")],
+               env={"DRY": "1", "PYTHON": sys.executable, "OUT": str(out), "GRAPHS": "minnesota nosuchgraph"})
+    assert proc.returncode == 1 and "no graph nosuchgraph" in proc.stdout, proc.stdout + proc.stderr
+    sites = (out / "scalar_sites" / "sites-minnesota.txt").read_text().splitlines()
+    assert "(arrays: numpy.ndarray)" in sites[0] and re.match(r"# \d+ operations at \d+ sites", sites[1])
+    assert " END (status 0," in (out / "scalar_sites" / "timeline-minnesota.txt").read_text()
+
+
 def test_first_contact_dry_run(tmp_path):
     needs_libraries()
     results, out = tmp_path / "results", tmp_path / "out"
