@@ -285,6 +285,15 @@ if __name__ == "__main__":  # print this machine's metadata
     print()
 
 
+def command_line(parser, args) -> list[str]:
+    """The fastapsp command line the in-process tools were given after ``--`` (their ``cli`` argument,
+    ``nargs=argparse.REMAINDER``); a usage error where there is none."""
+    command = args.cli[1:] if args.cli[:1] == ["--"] else args.cli
+    if not command:
+        parser.error("no fastapsp command line given (after --)")
+    return command
+
+
 def run_command_line(command: list[str]) -> int:
     """Run the fastapsp command line ``command`` in this process (as ``python -m fastapsp``, without
     its exit) and return its exit status: the in-process tools (``thread_timeline.py``,

@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from _common import run_command_line, write_text  # noqa: E402
+from _common import command_line, run_command_line, write_text  # noqa: E402
 PACKAGE = str(REPO / "fastapsp")
 HELPER = "__scalar_operator_sites__"
 
@@ -49,15 +49,16 @@ class Sites:
     """Counts array-scalar operations by (file, line, operator)."""
 
     def __init__(self, array_type) -> None:
+        import numpy as np
+
         self.array_type = array_type
+        self.numpy_scalar = np.generic
         self.counts: Counter = Counter()
         self.kinds: dict = {}
         self.first_cupyx: list | None = None
 
     def _scalar(self, value) -> bool:
-        import numpy as np
-
-        return type(value) in (int, float, bool) or isinstance(value, np.generic)
+        return type(value) in (int, float, bool) or isinstance(value, self.numpy_scalar)
 
     def op(self, name: str, left, right, site: str):
         if (isinstance(left, self.array_type) and self._scalar(right)) or \
@@ -158,9 +159,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=None, help="file of the sites (default: standard output)")
     parser.add_argument("cli", nargs=argparse.REMAINDER, help="-- then the fastapsp command line")
     args = parser.parse_args(argv)
-    command = args.cli[1:] if args.cli[:1] == ["--"] else args.cli
-    if not command:
-        parser.error("no fastapsp command line given (after --)")
+    command = command_line(parser, args)
     if any(name == "fastapsp" or name.startswith("fastapsp.") for name in sys.modules):
         parser.error("fastapsp is already imported: run this script as a program")
     try:

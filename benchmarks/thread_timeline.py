@@ -31,7 +31,7 @@ START = time.perf_counter()
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from _common import run_command_line, write_text  # noqa: E402
+from _common import command_line, run_command_line, write_text  # noqa: E402
 PACKAGE = str(REPO / "fastapsp")
 
 
@@ -125,9 +125,7 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=20000, help="samples at the most (default 20000)")
     parser.add_argument("cli", nargs=argparse.REMAINDER, help="-- then the fastapsp command line")
     args = parser.parse_args(argv)
-    command = args.cli[1:] if args.cli[:1] == ["--"] else args.cli
-    if not command:
-        parser.error("no fastapsp command line given (after --)")
+    command = command_line(parser, args)
     if not args.interval > 0:
         parser.error(f"--interval: {args.interval} is not a positive number of seconds")
 

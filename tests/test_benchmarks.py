@@ -354,7 +354,7 @@ def test_scalar_operator_rewrite_computes_what_the_operators_do():
     exec(compile(tree, "x.py", "exec"), space)
     a = np.arange(5)
     assert all(np.array_equal(x, y) for x, y in zip(space["f"](a, a), (a + 1 < a, 3 * a, a ** 2 // 3, a & 1)))
-    assert space["f"].__annotations__["a"] == "int | None" or space["f"].__annotations__["a"] == (int | None)
+    assert "def f(a: int | None, b):" in ast.unparse(tree)  # annotations are not operations: left as written
     assert {(site, name) for site, name in sites.counts} == \
         {("x.py:2", "sub"), ("x.py:3", "iadd"), ("x.py:4", "mul"), ("x.py:4", "pow"), ("x.py:4", "floordiv"),
          ("x.py:4", "and_")}
