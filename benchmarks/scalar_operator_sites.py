@@ -9,8 +9,11 @@ lists the sites: it loads fastapsp's modules with every binary operator, single
 comparison and augmented assignment to a name rewritten into a call that does the
 same operation and notes, by file and line, where one operand is an array of the
 chosen kind (``--array cupy``: ``cupy.ndarray``; ``numpy`` to try it on the CPU) and
-the other a Python or NumPy scalar.  It also notes the first import of ``cupyx`` with
-the stack that made it (a site inside CuPy shows there).  The GPU warm-up thread is
+the other a Python or NumPy scalar.  Where the array type's ``__array_ufunc__`` can be
+wrapped (``cupy.ndarray`` is a Python class) it also counts every call of it by the
+stack that made it: its innermost line outside NumPy and the innermost line of
+fastapsp, so the operations inside CuPy's own functions show too.  And it notes the
+first import of ``cupyx`` with the stack that made it.  The GPU warm-up thread is
 left out (it makes such an operation on purpose)::
 
     python benchmarks/scalar_operator_sites.py --array cupy --out /tmp/sites.txt -- \\
@@ -37,6 +40,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from _common import command_line, run_command_line, write_text  # noqa: E402
 PACKAGE = str(REPO / "fastapsp")
+THIS = os.path.abspath(__file__)
 HELPER = "__scalar_operator_sites__"
 
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -56,6 +60,7 @@ class Sites:
         self.counts: Counter = Counter()
         self.kinds: dict = {}
         self.first_cupyx: list | None = None
+        self.dispatches: Counter = Counter()
 
     def _scalar(self, value) -> bool:
         return type(value) in (int, float, bool) or isinstance(value, self.numpy_scalar)
@@ -66,6 +71,42 @@ class Sites:
             self.counts[(site, name)] += 1
             self.kinds.setdefault((site, name), (type(left).__name__, type(right).__name__))
         return getattr(operator, name)(left, right)
+
+
+    def watch_dispatch(self, array_type) -> bool:
+        """Wrap ``array_type.__array_ufunc__`` so that each call is counted by its stack; False where it cannot be."""
+        original = getattr(array_type, "__array_ufunc__", None)
+        if original is None:
+            return False
+        sites = self
+
+        def __array_ufunc__(array, ufunc, method, *inputs, **kwargs):
+            sites.dispatches[(f"{ufunc.__name__}.{method}", *_stack_sites(traceback.extract_stack()[:-1]))] += 1
+            return original(array, ufunc, method, *inputs, **kwargs)
+
+        try:
+            array_type.__array_ufunc__ = __array_ufunc__
+        except TypeError:  # a built-in type (numpy.ndarray)
+            return False
+        return True
+
+
+def _stack_sites(stack) -> tuple[str, str]:
+    """The innermost line outside NumPy and the innermost line of fastapsp, as ``path:line`` (``-`` if none)."""
+    def name(frame):
+        path = frame.filename
+        if path.startswith(str(REPO) + os.sep):
+            path = os.path.relpath(path, REPO)
+        elif "site-packages" + os.sep in path:
+            path = path.split("site-packages" + os.sep, 1)[1]
+        return f"{path}:{frame.lineno}"
+
+    def numpy(frame):
+        return f"{os.sep}numpy{os.sep}" in frame.filename or os.path.abspath(frame.filename) == THIS
+
+    outside = next((name(f) for f in reversed(stack) if not numpy(f)), "-")
+    ours = next((name(f) for f in reversed(stack) if f.filename.startswith(PACKAGE + os.sep)), "-")
+    return outside, ours
 
 
 class _Rewrite(ast.NodeTransformer):
@@ -143,6 +184,11 @@ def report(sites: Sites) -> list[str]:
     for (site, name), count in sites.counts.most_common():
         left, right = sites.kinds[(site, name)]
         lines.append(f"{site} {name} {count} {left} {right}")
+    if sites.dispatches:
+        lines.append(f"# {sum(sites.dispatches.values())} calls of __array_ufunc__ "
+                     "(ufunc.method count innermost-line-outside-numpy innermost-fastapsp-line), most first")
+        for (ufunc, outside, ours), count in sites.dispatches.most_common():
+            lines.append(f"# dispatch {ufunc} {count} {outside} {ours}")
     if sites.first_cupyx is None:
         lines.append("# cupyx was not imported")
     else:
@@ -167,6 +213,7 @@ def main(argv=None) -> int:
     except ImportError as exc:
         parser.error(f"--array {args.array}: cannot import it ({exc})")
     SITES = Sites(array_module.ndarray)
+    SITES.watch_dispatch(array_module.ndarray)
     sys.meta_path.insert(0, _Finder())
     import fastapsp.backend
     import fastapsp.pipeline

@@ -447,3 +447,25 @@ def test_k_sweep_dry_run_with_a_base_tree(tmp_path):
     assert given["k"] == 4 and given["n"] == 512 and given["device"] == "cpu"
     check = run([sys.executable, str(BENCH / "cost_model_check.py"), str(out / "k_sweep" / "runs")])
     assert check.returncode == 0 and "fastest measured k" in check.stdout
+
+
+def test_scalar_operator_sites_counts_each_array_ufunc_call_by_its_stack():
+    """Where the array type's ``__array_ufunc__`` can be wrapped (a Python class, as cupy.ndarray is), every
+    call is counted with the innermost line outside NumPy that made it; the operation's result is unchanged."""
+    import numpy as np
+    import scalar_operator_sites as tool
+
+    class Wrapped:
+        def __init__(self, values):
+            self.values = np.asarray(values)
+
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            return Wrapped(getattr(ufunc, method)(*(x.values if isinstance(x, Wrapped) else x for x in inputs)))
+
+    sites = tool.Sites(Wrapped)
+    assert sites.watch_dispatch(Wrapped) and not tool.Sites(np.ndarray).watch_dispatch(np.ndarray)
+    here = sys._getframe().f_lineno + 1
+    result = np.subtract(Wrapped([3, 4]), 1)
+    assert np.array_equal(result.values, [2, 3])
+    assert list(sites.dispatches.items()) == [(("subtract.__call__", f"tests/test_benchmarks.py:{here}", "-"), 1)]
+    assert "# dispatch subtract.__call__ 1 tests/test_benchmarks.py:%d -" % here in tool.report(sites)
