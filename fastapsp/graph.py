@@ -74,9 +74,11 @@ def arc_runs(xp, indptr, rows):
     rows = xp.asarray(rows, dtype=xp.int64)
     first = indptr[rows].astype(xp.int64)
     ptr = xp.zeros(rows.size + 1, dtype=xp.int64)
-    xp.cumsum(indptr[rows + 1].astype(xp.int64) - first, out=ptr[1:])
+    # Functions where an operand is a scalar: CuPy hands such an operator to NumPy's ufunc dispatch,
+    # which imports cupyx (docs/performance.md).
+    xp.cumsum(indptr[xp.add(rows, 1)].astype(xp.int64) - first, out=ptr[1:])
     position = xp.arange(int(ptr[-1]), dtype=xp.int64)
-    row = xp.searchsorted(ptr, position, side="right") - 1
+    row = xp.subtract(xp.searchsorted(ptr, position, side="right"), 1)
     return first[row] + (position - ptr[row]), row, ptr
 
 

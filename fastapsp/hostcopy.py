@@ -27,12 +27,10 @@ class HostWriter:
         self.xp, self.sink, self.dtype = xp, sink, np.dtype(dtype)
         self.slots: list = []
         if xp is not np and sink.needs_host:
-            import cupyx
             from concurrent.futures import ThreadPoolExecutor
 
             self.stream = xp.cuda.Stream(non_blocking=True)
             self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastapsp-d2h")
-            self.empty_pinned = cupyx.empty_pinned
             self.slots = [{"buffer": None, "pending": None} for _ in range(2)]
             self.turn = 0
 
@@ -70,8 +68,8 @@ class HostWriter:
                 # Grown to the next power of two: blocks of --sources grow a little at a time,
                 # and each new pinned buffer costs a page-locking allocation.
                 slot["buffer"] = None
-                slot["buffer"] = self.empty_pinned(
-                    (self.buffer_elements(last - first, chunk.shape[1], chunk.dtype.itemsize),), dtype=self.dtype)
+                slot["buffer"] = self._empty_pinned(
+                    self.buffer_elements(last - first, chunk.shape[1], chunk.dtype.itemsize))
             host = slot["buffer"][: chunk.size].reshape(chunk.shape)
             ready = self.xp.cuda.Event()
             self.stream.wait_event(made)
@@ -84,6 +82,12 @@ class HostWriter:
             self.sink.write(vertices_host, start, host)
 
         slot["pending"] = (self.thread.submit(deliver), block)
+
+    def _empty_pinned(self, size: int) -> np.ndarray:
+        """A NumPy array of ``size`` elements in page-locked memory (``cupyx.empty_pinned`` without
+        importing ``cupyx``, whose package imports SciPy's sparse module)."""
+        memory = self.xp.cuda.alloc_pinned_memory(size * self.dtype.itemsize)
+        return np.ndarray((size,), dtype=self.dtype, buffer=memory)
 
     @staticmethod
     def _finish(slot) -> None:

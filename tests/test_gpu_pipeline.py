@@ -58,3 +58,34 @@ def test_gpu_cli_writes_the_numpy_file(tmp_path):
         proc = run_cli("solve", DATA / "minnesota.mtx.gz", "-k", 6, "--backend", backend, "--output", outs[backend])
         assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(outs["cupy"]), np.load(outs["numpy"]))
+
+
+_IMPORTS_AFTER_A_SOLVE = """
+import sys
+from fastapsp.cli import main
+status = main(sys.argv[1:])
+print("imported:", " ".join(sorted(name for name in ("cupyx", "scipy.sparse") if name in sys.modules)))
+sys.exit(status)
+"""
+
+
+@pytest.mark.parametrize("options", [[], ["--partitioner", "jet"], ["--stats", "OUT"], ["--output", "OUT"],
+                                     ["--output", "OUT", "--predecessors"], ["--sources", "0:40"],
+                                     ["--sssp-method", "frontier"], ["--dtype", "float64"]],
+                         ids=["defaults", "jet", "stats", "file", "predecessors", "sources", "frontier", "float64"])
+def test_a_gpu_solve_imports_neither_cupyx_nor_scipy_sparse(options, tmp_path):
+    """CuPy imports ``cupyx`` (and with it SciPy's sparse module, a few tenths of a second holding the
+    interpreter lock) on the first operator between an array and a scalar; a GPU run makes none."""
+    import subprocess
+    import sys
+
+    from cli_util import cli_env
+
+    options = [str(tmp_path / "d.npy") if option == "OUT" else option for option in options]
+    if "--output" not in options and "--stats" not in options:
+        options += ["--output", "none"]
+    proc = subprocess.run([sys.executable, "-c", _IMPORTS_AFTER_A_SOLVE, "solve", str(DATA / "minnesota.mtx.gz"),
+                           "-k", "6", "--backend", "cupy", "--quiet", *options],
+                          capture_output=True, text=True, timeout=180, env=cli_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "imported:", proc.stdout

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from ..backend import count_values
+
 __all__ = ["max_part_size"]
 
 
@@ -39,18 +41,20 @@ def _count(xp, values, length: int):
     """``bincount`` with exactly ``length`` int64 bins, also for an empty ``values``.
 
     (CuPy's ``bincount`` takes the maximum of its input, which fails when it is empty.)
+    Values outside ``0..length-1`` are not counted.
     """
     if values.shape[0] == 0:
         return xp.zeros(length, dtype=xp.int64)
-    return xp.bincount(values, minlength=length).astype(xp.int64)
+    return count_values(xp, values, length)
 
 
 def _hash32(xp, vertices, salt: int):
     """A seeded bijection of 32-bit vertex ids (xorshift-multiply), identical on NumPy and CuPy."""
-    h = vertices.astype(xp.uint32) ^ xp.uint32(salt & 0xFFFFFFFF)
-    h = h ^ (h >> xp.uint32(16))
-    h = h * xp.uint32(0x7FEB352D)
-    h = h ^ (h >> xp.uint32(15))
-    h = h * xp.uint32(0x846CA68B)
-    h = h ^ (h >> xp.uint32(16))
-    return h
+    # Functions, not operators: CuPy hands an operator with a scalar operand to NumPy's ufunc dispatch
+    # (docs/performance.md).
+    h = xp.bitwise_xor(vertices.astype(xp.uint32), np.uint32(salt & 0xFFFFFFFF))
+    h = xp.bitwise_xor(h, xp.right_shift(h, np.uint32(16)))
+    h = xp.multiply(h, np.uint32(0x7FEB352D))
+    h = xp.bitwise_xor(h, xp.right_shift(h, np.uint32(15)))
+    h = xp.multiply(h, np.uint32(0x846CA68B))
+    return xp.bitwise_xor(h, xp.right_shift(h, np.uint32(16)))

@@ -123,7 +123,8 @@ def _host(a) -> np.ndarray:
 
 
 def _rows(xp, indptr, m: int):
-    return (xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right") - 1).astype(xp.int64, copy=False)
+    return xp.subtract(xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right"), 1).astype(xp.int64,
+                                                                                                     copy=False)
 
 
 def _row_sums(xp, indptr, values):
@@ -219,10 +220,12 @@ def _pair_by_key(xp, vertices, keys, mate, vweights, cap: int):
     vertices, keys = vertices[order], keys[order]
     place = xp.arange(vertices.shape[0], dtype=xp.int64)
     rank = place - xp.searchsorted(keys, keys, side="left")
-    nxt = xp.minimum(place + 1, vertices.shape[0] - 1)
-    pair = (rank % 2 == 0) & (place + 1 < vertices.shape[0]) & (keys[nxt] == keys) & (nxt != place)
+    following = xp.add(place, 1)
+    nxt = xp.minimum(following, vertices.shape[0] - 1)
+    pair = (xp.equal(xp.remainder(rank, 2), 0) & xp.less(following, vertices.shape[0]) & (keys[nxt] == keys)
+            & (nxt != place))
     a, b = vertices[pair], vertices[nxt[pair]]
-    fits = vweights[a] + vweights[b] <= cap
+    fits = xp.less_equal(vweights[a] + vweights[b], cap)
     a, b = a[fits], b[fits]
     mate[a] = b
     mate[b] = a
@@ -263,20 +266,22 @@ def _match(xp, g: _Level, cap: int, seed: int, level: int, *, kernels: bool = Tr
     """Heavy-edge matching, then two-hop matching (leaves, twins, relatives) when too few are matched."""
     n = g.n
     mate = _heavy_edge_matching(xp, g, cap, seed * 7919 + level * 131, kernels=kernels)
-    if int(xp.count_nonzero(mate >= 0)) >= TWO_HOP_BELOW * n:
+    if int(xp.count_nonzero(xp.greater_equal(mate, 0))) >= TWO_HOP_BELOW * n:
         return mate
     degree = g.indptr[1:] - g.indptr[:-1]
     # Leaves: degree-1 vertices hanging from the same neighbour.
-    free = xp.flatnonzero((mate < 0) & (degree == 1))
+    free_mask = xp.less(mate, 0)
+    free = xp.flatnonzero(free_mask & xp.equal(degree, 1))
     _pair_by_key(xp, free, g.indices[g.indptr[free]], mate, g.vweights, cap)
     # Twins: same degree and same neighbour set (compared through a hash of the set).
-    free_mask = mate < 0
-    hashed = _row_sums(xp, g.indptr, _hash32(xp, g.indices, seed + 17).astype(xp.int64)) & ((1 << 40) - 1)
-    free = xp.flatnonzero(free_mask & (degree > 1))
-    _pair_by_key(xp, free, degree[free] * (1 << 40) + hashed[free], mate, g.vweights, cap)
+    free_mask = xp.less(mate, 0)
+    hashed = xp.bitwise_and(_row_sums(xp, g.indptr, _hash32(xp, g.indices, seed + 17).astype(xp.int64)),
+                            (1 << 40) - 1)
+    free = xp.flatnonzero(free_mask & xp.greater(degree, 1))
+    _pair_by_key(xp, free, xp.multiply(degree[free], 1 << 40) + hashed[free], mate, g.vweights, cap)
     # Relatives: same heaviest neighbour, matched or not.
     hub = _heaviest_neighbour(xp, g, xp.ones(g.indices.shape[0], dtype=bool), seed * 31 + level, kernels=kernels)
-    free = xp.flatnonzero((mate < 0) & (hub >= 0))
+    free = xp.flatnonzero(xp.less(mate, 0) & xp.greater_equal(hub, 0))
     _pair_by_key(xp, free, hub[free], mate, g.vweights, cap)
     return mate
 
@@ -680,7 +685,7 @@ def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float):
         raise BackendError("partitioner 'jet' partitions its coarsest graph with pymetis: pip install pymetis") \
             from exc
     if g.n <= k:
-        return xp.arange(g.n, dtype=xp.int32) % k
+        return xp.remainder(xp.arange(g.n, dtype=xp.int32), k)
     labels = metis(_host(g.indptr), _host(g.indices), int(k), seed=seed, imbalance=imbalance,
                    vweights=_host(g.vweights), eweights=_host(g.eweights), recursive=METIS_RECURSIVE)
     return xp.asarray(labels)

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ..backend import count_values
 from ..graph import arc_positions, arc_runs
 from ..kernels import get_kernel
 
@@ -496,7 +497,7 @@ def _local_csr(host_csr, device_csr, labels, local_of, vertices, *, on_device: b
     labels = xp.asarray(labels, dtype=xp.int32)
     inside = labels[heads] == labels[xp.asarray(vertices)][row]
     lptr = xp.zeros(len(vertices) + 1, dtype=xp.int64)
-    xp.cumsum(xp.bincount(row[inside], minlength=len(vertices)), out=lptr[1:])
+    xp.cumsum(count_values(xp, row[inside], len(vertices)), out=lptr[1:])
     return cp.asarray(lptr), cp.asarray(xp.asarray(local_of, dtype=xp.int32)[heads[inside]])
 
 
@@ -579,9 +580,9 @@ def _transpose(indptr, indices, weights):
     n, m = indptr.size - 1, indices.size
     itype = indptr.dtype
     order = cp.argsort(indices)  # any order within a vertex's in-arcs will do
-    tails = cp.searchsorted(indptr, cp.arange(m, dtype=itype), side="right").astype(itype) - 1
+    tails = cp.subtract(cp.searchsorted(indptr, cp.arange(m, dtype=itype), side="right").astype(itype), 1)
     tptr = cp.zeros(n + 1, dtype=itype)
-    cp.cumsum(cp.bincount(indices, minlength=n), out=tptr[1:])
+    cp.cumsum(count_values(cp, indices, n), out=tptr[1:])
     return tptr, cp.ascontiguousarray(tails[order]), cp.ascontiguousarray(weights[order])
 
 
