@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import array_module
+from .backend import array_module, count_values
 
 __all__ = ["StatsAccumulator", "ProductStats", "Stats", "finish_stats"]
 
@@ -270,7 +270,7 @@ class StatsAccumulator:
         self.row_sum[rows] += row_sum
         self.row_reach[rows] += finite.sum(axis=1)
         self.row_max[rows] = xp.maximum(self.row_max[rows], z.max(axis=1))
-        inverse = 1.0 / xp.where(z > 0, z, np.inf)  # 0 for unreachable and zero distances, as networkx
+        inverse = 1.0 / xp.where(xp.greater(z, 0), z, np.inf)  # 0 for unreachable and zero distances, as networkx
         self.row_harm[rows] += inverse.sum(axis=1)
         if self.directed or pairs:  # undirected: the columns' sums are the rows' (see finalize)
             col_sum = z.sum(axis=0)
@@ -283,8 +283,8 @@ class StatsAccumulator:
         top = float(z.max())
         while top >= self.bin_width * self.bins:
             self._double_width()
-        index = xp.where(finite, xp.floor(z / self.bin_width), self.bins).astype(np.int64)
-        self.hist += (2 if pairs else 1) * xp.bincount(index.ravel(), minlength=self.bins + 1)[: self.bins]
+        index = xp.where(finite, xp.floor(xp.divide(z, self.bin_width)), self.bins).astype(np.int64)
+        self.hist += (2 if pairs else 1) * count_values(xp, index.ravel(), self.bins + 1)[: self.bins]
 
     def _double_width(self) -> None:
         """Merge bins pairwise: bin i of the wider histogram is bins 2i and 2i+1 of this one."""
@@ -382,14 +382,14 @@ def _closeness(xp, total, reach, n):
     reach = reach.astype(np.float64)
     if n <= 1:
         return xp.zeros(total.shape, dtype=np.float64)
-    ok = total > 0
-    return xp.where(ok, reach / xp.where(ok, total, 1.0) * (reach / (n - 1)), 0.0)
+    ok = xp.greater(total, 0)
+    return xp.where(ok, reach / xp.where(ok, total, 1.0) * xp.divide(reach, n - 1), 0.0)
 
 
 def _vertex_arrays(xp, n, row_sum, col_sum, row_reach, col_reach, row_harm, col_harm, row_max) -> dict:
     """The per-vertex statistics (elementwise, the same on NumPy and CuPy), and ``row_max`` for the scalars."""
     return {
-        "eccentricity": xp.where(row_reach == n - 1, row_max, np.inf),
+        "eccentricity": xp.where(xp.equal(row_reach, n - 1), row_max, np.inf),
         "closeness": _closeness(xp, col_sum, col_reach, n),
         "closeness_out": _closeness(xp, row_sum, row_reach, n),
         "harmonic": col_harm,
