@@ -46,9 +46,7 @@ def start_gpu_warmup(backend: str, ranks: int):
     context is made on the device that this process will use: device 0 for
     one process, else ``local rank mod visible devices`` when the launcher
     says the local rank (no context is made on another process's GPU).
-    It also makes CuPy's first operator with a scalar operand, whose imports
-    (cupyx's SciPy-like modules and SciPy's sparse module) would otherwise fall
-    inside the first GPU stage.  The thread also starts the check of the kernel cache (and, on a machine
+    The thread also starts the check of the kernel cache (and, on a machine
     that has not built them, the compilation of every kernel variant:
     :mod:`fastapsp.kernels.catalog`); :func:`fastapsp.execute.execute` waits
     for it.  The thread competes with the reading for the interpreter (the
@@ -73,12 +71,8 @@ def start_gpu_warmup(backend: str, ranks: int):
                     from .kernels.catalog import ensure_built
 
                     # Reads the compiler banners kept by the build first (CuPy then finds its cached kernels,
-                    # the ufunc's below too, compiling nothing); a first run on this machine compiles.
+                    # compiling nothing); a first run on this machine compiles.
                     ensure_built(device=local % count, background=True)
-                    # CuPy's first operator with a scalar operand (``a - 1``, ``a < 1``) imports cupyx's
-                    # SciPy-like modules and SciPy's sparse module (a few tenths of a second; the ufunc
-                    # called as a function imports nothing): made here, beside the reading.
-                    (cupy.zeros(1, dtype=cupy.int64) - 1).sum()
         except Exception:  # noqa: BLE001 - the real path reports problems
             pass
 

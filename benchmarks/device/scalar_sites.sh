@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where a GPU run meets CuPy's operator-with-scalar imports (docs/performance.md): for each graph of
 # GRAPHS, benchmarks/scalar_operator_sites.py --array cupy over `fastapsp solve GRAPH --output none`
-# (the warm-up thread's own operator left out), then the same command with
+# then the same command with
 # benchmarks/thread_timeline.py for the threads' seconds.  About a minute on one H100 after the
 # kernels are built (`python -m fastapsp build-kernels` first, timed).
 #
