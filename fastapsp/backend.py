@@ -14,7 +14,6 @@ import numpy as np
 from .errors import BackendError
 
 __all__ = ["BACKENDS", "resolve_backend", "mark_gpu_warm", "gpu_warm", "array_module", "gpu_count", "gpu_name", "device_csr", "start_gpu_warmup",
-           "count_values",
            "available_bytes", "host_available_bytes"]
 
 BACKENDS = ("auto", "numpy", "cupy")
@@ -119,20 +118,6 @@ def resolve_backend(name: str) -> str:
             "install the 'gpu' extra or use --backend numpy"
         )
     return "numpy"
-
-
-def count_values(xp, values, length: int):
-    """``bincount(values, minlength=length)`` for values in ``0..length-1``, as int64 on ``xp``.
-
-    On CuPy by a sort and a search: ``cupy.bincount`` checks its input with an
-    operator between an array and a scalar, which CuPy hands to NumPy's ufunc
-    dispatch, whose CuPy side imports ``cupyx`` and SciPy's sparse module (a
-    few tenths of a second holding the interpreter lock; docs/performance.md).
-    """
-    if xp is np:
-        return np.bincount(values, minlength=length).astype(np.int64, copy=False)
-    ends = xp.searchsorted(xp.sort(values), xp.arange(length + 1, dtype=values.dtype), side="left")
-    return (ends[1:] - ends[:-1]).astype(xp.int64, copy=False)
 
 
 def array_module(*arrays):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Graph", "index_dtype", "distinct", "arc_positions", "arc_runs", "stable_order"]
+__all__ = ["Graph", "index_dtype", "distinct", "arc_positions", "arc_runs", "stable_order", "count_values"]
 
 
 def index_dtype(n: int, m: int) -> np.dtype:
@@ -80,6 +80,20 @@ def arc_runs(xp, indptr, rows):
     position = xp.arange(int(ptr[-1]), dtype=xp.int64)
     row = xp.subtract(xp.searchsorted(ptr, position, side="right"), 1)
     return first[row] + (position - ptr[row]), row, ptr
+
+
+def count_values(xp, values, length: int):
+    """``bincount(values, minlength=length)`` for values in ``0..length-1``, as int64 on ``xp``.
+
+    On CuPy by a sort and a search: ``cupy.bincount`` checks its input with an
+    operator between an array and a scalar, which CuPy hands to NumPy's ufunc
+    dispatch, whose CuPy side imports ``cupyx`` and SciPy's sparse module (a
+    few tenths of a second holding the interpreter lock; docs/performance.md).
+    """
+    if xp is np:
+        return np.bincount(values, minlength=length).astype(np.int64, copy=False)
+    ends = xp.searchsorted(xp.sort(values), xp.arange(length + 1, dtype=values.dtype), side="left")
+    return (ends[1:] - ends[:-1]).astype(xp.int64, copy=False)
 
 
 _KEY_LIMIT = 3_037_000_499  # largest n with n * n below 2**63: src * n + dst fits in int64

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backend import array_module, count_values
+from .backend import array_module
+from .graph import count_values
 
 __all__ = ["StatsAccumulator", "ProductStats", "Stats", "finish_stats"]
 

@@ -89,3 +89,17 @@ def test_a_gpu_solve_imports_neither_cupyx_nor_scipy_sparse(options, tmp_path):
                           capture_output=True, text=True, timeout=180, env=cli_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "imported:", proc.stdout
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_count_values_on_the_device_is_bincount(dtype):
+    import cupy
+
+    from fastapsp.graph import count_values
+
+    values = np.random.default_rng(3).integers(0, 50, 10_000).astype(dtype)
+    for length in (50, 64):
+        got = count_values(cupy, cupy.asarray(values), length)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(cupy.asnumpy(got), np.bincount(values, minlength=length))
+    assert count_values(cupy, cupy.zeros(0, dtype=dtype), 3).tolist() == [0, 0, 0]

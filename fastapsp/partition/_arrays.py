@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..backend import count_values
+from ..graph import count_values
 
 __all__ = ["max_part_size"]
 

@@ -14,8 +14,7 @@ import warnings
 
 import numpy as np
 
-from ..backend import count_values
-from ..graph import arc_positions, arc_runs
+from ..graph import arc_positions, arc_runs, count_values
 from ..kernels import get_kernel
 
 __all__ = [
