@@ -198,6 +198,19 @@ def test_scalar_sites_dry_run(tmp_path):
     assert " END (status 0," in (out / "scalar_sites" / "timeline-minnesota.txt").read_text()
 
 
+def test_gpu_tests_dry_run_covers_every_file_with_gpu_tests(tmp_path):
+    out = tmp_path / "out"
+    proc = run(["bash", str(BENCH / "device" / "gpu_tests.sh")],
+               env={"DRY": "1", "PYTHON": sys.executable, "OUT": str(out), "PARTS": "2"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = (out / "gpu_tests" / "summary.txt").read_text().splitlines()
+    listed = {name for line in summary for name in line.split("(", 1)[1].split(")", 1)[0].split()}
+    marked = {f"tests/{path.name}" for path in (REPO / "tests").glob("test_*.py")
+              if re.search(r"mark\.gpu\b", path.read_text())}
+    assert len(summary) == 2 and listed == marked and "tests/test_gpu_pipeline.py" in listed
+    assert all(" skipped" in line and " failed" not in line for line in summary)
+
+
 def test_first_contact_dry_run(tmp_path):
     needs_libraries()
     results, out = tmp_path / "results", tmp_path / "out"
