@@ -692,7 +692,7 @@ def component_rows(csr, vertices_host, nb, rows_b, local, *, n, xp, dtype, tile,
                     min_plus(inner, rows_b[:, start : start + cols], out=block[boundary.size :])
                 else:
                     paths.min_plus(inner, rows_b, start, cols, block[boundary.size :], block_p[boundary.size :],
-                                   keep=keep - nb)
+                                   keep=xp.subtract(keep, nb))
             with timer("assemble"):
                 inside = np.flatnonzero((vertices_host >= start) & (vertices_host < start + cols))
                 if inside.size:

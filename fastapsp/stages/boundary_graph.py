@@ -784,7 +784,9 @@ class BoundaryGraph:
         position = self._next_pos_dev(lev) if xp is not np else lev.next_pos
         bstart = lev.bstart
         for chunk in _runs_within(groups, lev.nb[groups] ** 2, CLIQUE_ENTRIES):
-            self._place_cliques(matrix, lev, chunk, position[bstart[chunk[0]] : bstart[chunk[-1] + 1]] - first,
+            # A function, not ``-``: CuPy hands an operator with a scalar operand to NumPy's ufunc
+            # dispatch, which imports cupyx (docs/performance.md).
+            self._place_cliques(matrix, lev, chunk, xp.subtract(position[bstart[chunk[0]] : bstart[chunk[-1] + 1]], first),
                                 bstart[chunk] - bstart[chunk[0]])
         rows, cols, weights, group = step.inner
         mine = group == s
@@ -818,7 +820,7 @@ class BoundaryGraph:
         source = xp.asarray(lev.lb_offset[groups])[which] + i * xp.asarray(width)[which] + j
         base = xp.asarray(offsets)[which]
         c = matrix.shape[0]
-        matrix.reshape(-1)[local[base + i] * c + local[base + j]] = lev.lb[source]
+        matrix.reshape(-1)[xp.multiply(local[base + i], c) + local[base + j]] = lev.lb[source]
 
     # ------------------------------------------------------------------ rows
     def visit_order(self, components, level: int = 0) -> list:

@@ -137,15 +137,17 @@ def component_predecessors(indptr, indices, weights, vertices, n_boundary, bound
     interior = vertices[n_boundary:]
     if interior.size:
         starts = indptr[interior].astype(np.int64)
-        counts = indptr[interior + 1].astype(np.int64) - starts
+        # Functions where an operand is a scalar: CuPy hands such an operator to NumPy's ufunc dispatch,
+        # which imports cupyx (docs/performance.md).
+        counts = indptr[xp.add(interior, 1)].astype(np.int64) - starts
         row_of_arc = xp.repeat(xp.arange(interior.size, dtype=np.int64), counts.tolist() if xp is not np else counts)
         first = xp.cumsum(counts) - counts
         positions = starts[row_of_arc] + (xp.arange(row_of_arc.size, dtype=np.int64) - first[row_of_arc])
         local = xp.full(n, -1, dtype=np.int64)
         local[vertices] = xp.arange(c, dtype=np.int64)
         cols = local[indices[positions]]
-        inside = cols >= 0  # an interior vertex has no arc leaving its component
-        rows = row_of_arc[inside] + n_boundary
+        inside = xp.greater_equal(cols, 0)  # an interior vertex has no arc leaving its component
+        rows = xp.add(row_of_arc[inside], n_boundary)
         hops[rows, cols[inside]] = 1
         pred[rows, cols[inside]] = vertices[rows].astype(np.int32)
     diagonal = xp.arange(c)
@@ -290,7 +292,7 @@ def assemble_predecessors(block_pred, boundary_pred, matrix_pred, vertices, n_bo
         raise ValueError(f"block_pred {block_pred.shape}, boundary_pred {boundary_pred.shape} and matrix_pred "
                          f"{matrix_pred.shape} do not fit one component with {n_boundary} boundary vertices")
     block_pred[:n_boundary] = boundary_pred[:, column_start : column_start + width]
-    inside = xp.nonzero((vertices >= column_start) & (vertices < column_start + width))[0]
+    inside = xp.nonzero(xp.greater_equal(vertices, column_start) & xp.less(vertices, column_start + width))[0]
     if inside.size:
-        block_pred[n_boundary:, vertices[inside] - column_start] = matrix_pred[n_boundary:][:, inside]
+        block_pred[n_boundary:, xp.subtract(vertices[inside], column_start)] = matrix_pred[n_boundary:][:, inside]
     return block_pred
