@@ -51,7 +51,7 @@ def to_small(block, dtype):
     xp = array_module(block)
     top = sentinel(dtype)
     finite = xp.isfinite(block)
-    if bool(xp.any(xp.where(finite, block, 0) >= top)):
+    if bool(xp.any(xp.greater_equal(xp.where(finite, block, 0), top))):  # a function: see docs/performance.md
         raise ConfigError(f"dtype: a distance of {float(block[finite].max()):g} does not fit {dtype} "
                           f"(0..{top - 1}); use float32")
     return xp.where(finite, block, top).astype(dtype)
