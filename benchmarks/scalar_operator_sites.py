@@ -72,7 +72,6 @@ class Sites:
             self.kinds.setdefault((site, name), (type(left).__name__, type(right).__name__))
         return getattr(operator, name)(left, right)
 
-
     def watch_dispatch(self, array_type) -> bool:
         """Wrap ``array_type.__array_ufunc__`` so that each call is counted by its stack; False where it cannot be."""
         original = getattr(array_type, "__array_ufunc__", None)

@@ -41,7 +41,6 @@ def _count(xp, values, length: int):
     """``bincount`` with exactly ``length`` int64 bins, also for an empty ``values``.
 
     (CuPy's ``bincount`` takes the maximum of its input, which fails when it is empty.)
-    Values outside ``0..length-1`` are not counted.
     """
     if values.shape[0] == 0:
         return xp.zeros(length, dtype=xp.int64)

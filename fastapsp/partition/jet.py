@@ -270,8 +270,7 @@ def _match(xp, g: _Level, cap: int, seed: int, level: int, *, kernels: bool = Tr
         return mate
     degree = g.indptr[1:] - g.indptr[:-1]
     # Leaves: degree-1 vertices hanging from the same neighbour.
-    free_mask = xp.less(mate, 0)
-    free = xp.flatnonzero(free_mask & xp.equal(degree, 1))
+    free = xp.flatnonzero(xp.less(mate, 0) & xp.equal(degree, 1))
     _pair_by_key(xp, free, g.indices[g.indptr[free]], mate, g.vweights, cap)
     # Twins: same degree and same neighbour set (compared through a hash of the set).
     free_mask = xp.less(mate, 0)

@@ -786,8 +786,8 @@ class BoundaryGraph:
         for chunk in _runs_within(groups, lev.nb[groups] ** 2, CLIQUE_ENTRIES):
             # A function, not ``-``: CuPy hands an operator with a scalar operand to NumPy's ufunc
             # dispatch, which imports cupyx (docs/performance.md).
-            self._place_cliques(matrix, lev, chunk, xp.subtract(position[bstart[chunk[0]] : bstart[chunk[-1] + 1]], first),
-                                bstart[chunk] - bstart[chunk[0]])
+            local = xp.subtract(position[bstart[chunk[0]] : bstart[chunk[-1] + 1]], first)
+            self._place_cliques(matrix, lev, chunk, local, bstart[chunk] - bstart[chunk[0]])
         rows, cols, weights, group = step.inner
         mine = group == s
         if mine.any():
