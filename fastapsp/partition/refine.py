@@ -34,6 +34,8 @@ measurements: docs/kernels.md).
 The cluster moves are written once for NumPy and CuPy (``xp`` is taken from
 the arrays) with sorts, cumulative sums, ``searchsorted`` and ``bincount`` on
 integers only, so the same moves are made on the host in CI and on the GPU.
+Operations between an array and a scalar are function calls
+(``xp.greater(a, 0)``); DEVELOPERS.md says why.
 
 Clusters
     Built once from the starting partition by the heavy-edge and two-hop
@@ -110,7 +112,7 @@ LAYOUT_STEP = 0.8  # share of the estimated weight change applied per round
 
 def _arc_rows(xp, indptr, m: int):
     """Tail vertex of every arc of a CSR structure."""
-    return (xp.searchsorted(indptr, xp.arange(m, dtype=indptr.dtype), side="right") - 1).astype(xp.int64)
+    return xp.subtract(xp.searchsorted(indptr, xp.arange(m, dtype=indptr.dtype), side="right"), 1).astype(xp.int64)
 
 
 def _unique(xp, a):
@@ -167,15 +169,15 @@ def _spread_max(xp, rows, indices, values):
     follows the candidates, not the graph.
     """
     out = values.copy()
-    arcs = xp.flatnonzero(values[rows] > 0)
+    arcs = xp.flatnonzero(xp.greater(values[rows], 0))
     if arcs.shape[0] == 0:
         return out
     top = int(values.max()) + 1
-    key = xp.sort(indices[arcs] * top + values[rows[arcs]])
-    target = key // top
+    key = xp.sort(xp.add(xp.multiply(indices[arcs], top), values[rows[arcs]]))
+    target = xp.floor_divide(key, top)
     last = xp.ones(key.shape[0], dtype=bool)
     last[:-1] = target[1:] != target[:-1]
-    target, value = target[last], key[last] - target[last] * top
+    target, value = target[last], key[last] - xp.multiply(target[last], top)
     out[target] = xp.maximum(out[target], value)
     return out
 
@@ -212,7 +214,7 @@ def _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c: int, k: 
     """
     n = int(indptr.shape[0]) - 1
     candidate = xp.zeros(c, dtype=bool)
-    candidate[cluster[foreign > 0]] = True
+    candidate[cluster[xp.greater(foreign, 0)]] = True
     arcs = xp.flatnonzero(candidate[cluster[rows]])
     r, u = rows[arcs], indices[arcs]
     cut = labels[r] != labels[u]
@@ -220,14 +222,14 @@ def _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c: int, k: 
         empty = xp.zeros(0, dtype=xp.int64)
         return empty, empty, empty
     # (cluster, target part) pairs, sorted by cluster.
-    pair = _unique(xp, cluster[r[cut]] * k + labels[u[cut]].astype(xp.int64))
-    pair_cluster, pair_part = pair // k, pair % k
+    pair = _unique(xp, xp.multiply(cluster[r[cut]], k) + labels[u[cut]].astype(xp.int64))
+    pair_cluster, pair_part = xp.floor_divide(pair, k), xp.remainder(pair, k)
     # Vertices whose status a move of the cluster can change: both ends of the arcs leaving it, sorted by cluster.
     leave = cluster[r] != cluster[u]
     owner = cluster[r[leave]]
-    touched = _unique(xp, xp.concatenate([owner * n + r[leave], owner * n + u[leave]]))
-    touched_cluster = touched // n
-    touched_vertex = touched - touched_cluster * n
+    touched = _unique(xp, xp.concatenate([xp.multiply(owner, n) + r[leave], xp.multiply(owner, n) + u[leave]]))
+    touched_cluster = xp.floor_divide(touched, n)
+    touched_vertex = touched - xp.multiply(touched_cluster, n)
     first = xp.searchsorted(touched_cluster, pair_cluster, side="left")
     last = xp.searchsorted(touched_cluster, pair_cluster, side="right")
     p, t = _expand(xp, first, last - first)
@@ -239,8 +241,8 @@ def _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c: int, k: 
     x = indices[a]
     label_w = xp.where(cluster[w] == moving, part, labels[w].astype(xp.int64))
     label_x = xp.where(cluster[x] == moving[q], part[q], labels[x].astype(xp.int64))
-    boundary_after = _count(xp, q[label_w[q] != label_x], w.shape[0]) > 0
-    boundary_before = foreign[w] > 0
+    boundary_after = xp.greater(_count(xp, q[label_w[q] != label_x], w.shape[0]), 0)
+    boundary_before = xp.greater(foreign[w], 0)
     gain = (_count(xp, p[boundary_before & ~boundary_after], pair.shape[0])
             - _count(xp, p[boundary_after & ~boundary_before], pair.shape[0]))
     # Per cluster: largest gain, then smallest part (pairs come sorted by cluster, then part).
@@ -258,7 +260,7 @@ def _independent(xp, rows, indices, cluster, c: int, movers, priority):
     rank[movers[_stable_argsort(xp, priority)]] = xp.arange(1, movers.shape[0] + 1, dtype=xp.int64)
     mine = rank[cluster]
     reach = _spread_max(xp, rows, indices, _spread_max(xp, rows, indices, mine))
-    beaten = _count(xp, cluster[reach != mine], c) > 0
+    beaten = xp.greater(_count(xp, cluster[reach != mine], c), 0)
     return ~beaten[movers], rank
 
 
@@ -269,7 +271,7 @@ def _fit(xp, movers, parts, weights, rank, room):
     part, weight = parts[order], weights[order]
     total = xp.cumsum(weight)
     first = xp.searchsorted(part, part, side="left")
-    before = total - weight - xp.where(first > 0, total[xp.maximum(first - 1, 0)], 0)
+    before = total - weight - xp.where(xp.greater(first, 0), total[xp.maximum(xp.subtract(first, 1), 0)], 0)
     fits = xp.zeros(movers.shape[0], dtype=bool)
     fits[order] = before + weight <= room[part]
     return fits
@@ -1031,13 +1033,14 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
             moved_last = xp.zeros(c, dtype=bool)
             while rounds < max_rounds and not stopped:
                 v, b, gain = _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c, k)
-                room = bound - sizes
-                keep = (weights[v] <= room[b]) & ((gain > 0) | ((gain == 0) & (stall < patience) & ~moved_last[v]))
+                room = xp.subtract(bound, sizes)
+                drift = xp.bitwise_and(xp.equal(gain, 0), stall < patience) & ~moved_last[v]
+                keep = (weights[v] <= room[b]) & (xp.greater(gain, 0) | drift)
                 v, b, gain = v[keep], b[keep], gain[keep]
                 if v.shape[0] == 0:
                     break
                 # Priorities: gain * 2**32 + hash fit an int64 for any gain below 2**30.
-                priority = gain * (1 << 32) + _hash32(xp, v, seed * 0x9E3779B1 + rounds).astype(xp.int64)
+                priority = xp.multiply(gain, 1 << 32) + _hash32(xp, v, seed * 0x9E3779B1 + rounds).astype(xp.int64)
                 alone, rank = _independent(xp, rows, indices, cluster, c, v, priority)
                 v, b = v[alone], b[alone]
                 fits = _fit(xp, v, b, weights[v], rank, room)
@@ -1047,7 +1050,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
                 target = xp.full(c, -1, dtype=xp.int64)
                 target[v] = b
                 target = target[cluster]
-                moving = target >= 0
+                moving = xp.greater_equal(target, 0)
                 new_labels = labels.copy()
                 new_labels[moving] = target[moving].astype(xp.int32)
                 new_foreign = _foreign_arcs(xp, rows, indices, new_labels, n)
