@@ -71,8 +71,9 @@ sys.exit(status)
 
 @pytest.mark.parametrize("options", [[], ["--partitioner", "jet"], ["--stats", "OUT"], ["--output", "OUT"],
                                      ["--output", "OUT", "--predecessors"], ["--sources", "0:40"],
-                                     ["--sssp-method", "frontier"], ["--dtype", "float64"]],
-                         ids=["defaults", "jet", "stats", "file", "predecessors", "sources", "frontier", "float64"])
+                                     ["--sssp-method", "frontier"], ["--dtype", "float64"], ["--partitioner", "jet+b"]],
+                         ids=["defaults", "jet", "stats", "file", "predecessors", "sources", "frontier", "float64",
+                              "refined"])
 def test_a_gpu_solve_imports_neither_cupyx_nor_scipy_sparse(options, tmp_path):
     """CuPy imports ``cupyx`` (and with it SciPy's sparse module, a few tenths of a second holding the
     interpreter lock) on the first operator between an array and a scalar; a GPU run makes none."""

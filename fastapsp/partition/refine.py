@@ -563,7 +563,8 @@ class _PairFlows:
         self.members[b] = both[self.labels[both] == b]
 
     def refine(self, a: int, b: int, limit_a: int, limit_b: int):
-        """One minimum cut between ``a`` and ``b``, applied: boundary vertices removed, or the part that came out too large."""
+        """One minimum cut between ``a`` and ``b``, applied: boundary vertices removed, or the part that came
+        out too large."""
         got = self._cut(a, b, limit_a, limit_b)
         if got is None or isinstance(got, str):
             return got or 0
