@@ -90,6 +90,8 @@ def count_values(xp, values, length: int):
     dispatch, whose CuPy side imports ``cupyx`` and SciPy's sparse module (a
     few tenths of a second holding the interpreter lock; docs/performance.md).
     """
+    if values.shape[0] == 0:  # an empty list becomes a float array, which bincount refuses
+        return xp.zeros(length, dtype=xp.int64)
     if xp is np:
         return np.bincount(values, minlength=length).astype(np.int64, copy=False)
     ends = xp.searchsorted(xp.sort(values), xp.arange(length + 1, dtype=values.dtype), side="left")

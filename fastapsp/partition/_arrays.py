@@ -1,7 +1,7 @@
 """Array helpers of Jet and of the boundary refinement, the same on NumPy and CuPy.
 
 Below :mod:`fastapsp.partition.jet` and :mod:`fastapsp.partition.refine`:
-the balance bound, stable sorting, counting and the seeded vertex hash that
+the balance bound, stable sorting and the seeded vertex hash that
 both use, so that their results agree.
 """
 
@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from ..graph import count_values
 
 __all__ = ["max_part_size"]
 
@@ -35,16 +33,6 @@ def _stable_argsort(xp, a):
     if xp is np:
         return np.argsort(a, kind="stable")
     return xp.argsort(a)
-
-
-def _count(xp, values, length: int):
-    """``bincount`` with exactly ``length`` int64 bins, also for an empty ``values``.
-
-    (CuPy's ``bincount`` takes the maximum of its input, which fails when it is empty.)
-    """
-    if values.shape[0] == 0:
-        return xp.zeros(length, dtype=xp.int64)
-    return count_values(xp, values, length)
 
 
 def _hash32(xp, vertices, salt: int):

@@ -58,7 +58,8 @@ import numpy as np
 
 from ..backend import mark_gpu_warm
 from ..errors import BackendError
-from ._arrays import _array_module, _count, _hash32, _stable_argsort, max_part_size
+from ..graph import count_values
+from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
 from .metis import metis
 
 __all__ = ["jet", "jet_partition"]
@@ -320,7 +321,7 @@ def _contract(xp, g: _Level, mate, *, kernels: bool = True):
     crow = gkey // max(nc, 1)
     ccol = gkey - crow * nc
     indptr = xp.zeros(nc + 1, dtype=xp.int64)
-    indptr[1:] = xp.cumsum(_count(xp, crow, nc))
+    indptr[1:] = xp.cumsum(count_values(xp, crow, nc))
     g.coarse_map = cmap
     return _Level(xp, indptr, ccol, weights, vw)
 

@@ -77,7 +77,8 @@ import time
 
 import numpy as np
 
-from ._arrays import _array_module, _count, _hash32, _stable_argsort, max_part_size
+from ..graph import count_values
+from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
 from .jet import _contract, _Level, _match
 from .workers import ForkedWorkers, worker_count
 
@@ -129,7 +130,7 @@ def _unique(xp, a):
 def _foreign_arcs(xp, rows, indices, labels, n: int):
     """Number of arcs of every vertex that lead into another part."""
     cut = labels[rows] != labels[indices]
-    return _count(xp, rows[cut], n)
+    return count_values(xp, rows[cut], n)
 
 
 def boundary_count(indptr, indices, labels) -> int:
@@ -192,7 +193,7 @@ def _cluster_maps(xp, indptr, rows, indices, labels, *, levels: int, seed: int):
     n = int(indptr.shape[0]) - 1
     same = labels[rows] == labels[indices]
     inner_indptr = xp.zeros(n + 1, dtype=xp.int64)
-    inner_indptr[1:] = xp.cumsum(_count(xp, rows[same], n))
+    inner_indptr[1:] = xp.cumsum(count_values(xp, rows[same], n))
     inner = indices[same]
     g = _Level(xp, inner_indptr, inner, xp.ones(inner.shape[0], dtype=xp.int64), xp.ones(n, dtype=xp.int64))
     cluster = xp.arange(n, dtype=xp.int64)
@@ -241,10 +242,10 @@ def _best_moves(xp, indptr, rows, indices, labels, foreign, cluster, c: int, k: 
     x = indices[a]
     label_w = xp.where(cluster[w] == moving, part, labels[w].astype(xp.int64))
     label_x = xp.where(cluster[x] == moving[q], part[q], labels[x].astype(xp.int64))
-    boundary_after = xp.greater(_count(xp, q[label_w[q] != label_x], w.shape[0]), 0)
+    boundary_after = xp.greater(count_values(xp, q[label_w[q] != label_x], w.shape[0]), 0)
     boundary_before = xp.greater(foreign[w], 0)
-    gain = (_count(xp, p[boundary_before & ~boundary_after], pair.shape[0])
-            - _count(xp, p[boundary_after & ~boundary_before], pair.shape[0]))
+    gain = (count_values(xp, p[boundary_before & ~boundary_after], pair.shape[0])
+            - count_values(xp, p[boundary_after & ~boundary_before], pair.shape[0]))
     # Per cluster: largest gain, then smallest part (pairs come sorted by cluster, then part).
     order = _stable_argsort(xp, -gain)
     order = order[_stable_argsort(xp, pair_cluster[order])]
@@ -260,7 +261,7 @@ def _independent(xp, rows, indices, cluster, c: int, movers, priority):
     rank[movers[_stable_argsort(xp, priority)]] = xp.arange(1, movers.shape[0] + 1, dtype=xp.int64)
     mine = rank[cluster]
     reach = _spread_max(xp, rows, indices, _spread_max(xp, rows, indices, mine))
-    beaten = xp.greater(_count(xp, cluster[reach != mine], c), 0)
+    beaten = xp.greater(count_values(xp, cluster[reach != mine], c), 0)
     return ~beaten[movers], rank
 
 
@@ -362,14 +363,14 @@ def _pair_network(indptr, indices, labels, node, region, a: int, b: int):
     key = _unique(np, net[keep] * width + pin[keep])  # distinct pins, sorted by net
     net, pin = key // width, key % width
     nets = centres.shape[0]
-    pins = _count(np, net, nets)
-    at_source = _count(np, net[pin == source], nets) > 0
-    at_sink = _count(np, net[pin == sink], nets) > 0
+    pins = count_values(np, net, nets)
+    at_source = count_values(np, net[pin == source], nets) > 0
+    at_sink = count_values(np, net[pin == sink], nets) > 0
     live = (pins >= 2) & ~(at_source & at_sink)  # else never cut or always cut
     # Cut now: the pins' current parts differ.
     side = np.where(pin == source, a, np.where(pin == sink, b, labels[region[np.minimum(pin, r - 1)]]))
     first = np.searchsorted(net, net, side="left")
-    cut_now = _count(np, net[side != side[first]], nets) > 0
+    cut_now = count_values(np, net[side != side[first]], nets) > 0
     current = int(np.count_nonzero(cut_now & live))
     use = live[net]
     net, pin = net[use], pin[use]
@@ -423,7 +424,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
         key = _unique(np, cu[cu != cv] * count + cv[cu != cv])
         cu, cv = key // count, key % count
         # Kahn's order from the sinks of the component graph: a component comes after all it reaches.
-        waiting = _count(np, cu, count)
+        waiting = count_values(np, cu, count)
         by_head = _stable_argsort(np, cv)
         starts = np.searchsorted(cv[by_head], np.arange(count + 1), side="left")
         tails = cu[by_head]
@@ -437,7 +438,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
             done = _unique(np, done)
             ready = done[waiting[done] == 0]
         order = np.concatenate(layers)
-        weight = _count(np, comp[middle < r], count)
+        weight = count_values(np, comp[middle < r], count)
         sizes = smallest + np.concatenate([[0], np.cumsum(weight[order])])
     fits = (sizes >= lo) & (sizes <= hi)
     if not fits.any():
@@ -459,7 +460,7 @@ class _PairFlows:
         self.indptr, self.indices = indptr, indices
         self.labels = labels.astype(np.int64)
         self.k, self.bound = k, bound
-        self.sizes = _count(np, self.labels, k)
+        self.sizes = count_values(np, self.labels, k)
         order = _stable_argsort(np, self.labels)
         starts = np.searchsorted(self.labels[order], np.arange(k + 1), side="left")
         self.members = [order[starts[p]:starts[p + 1]] for p in range(k)]
@@ -474,7 +475,7 @@ class _PairFlows:
         again = _unique(np, np.concatenate([changed, self.indices[arcs]]))
         owner, arcs = _expand(np, self.indptr[again], self.indptr[again + 1] - self.indptr[again])
         other = self.labels[self.indices[arcs]] != self.labels[again[owner]]
-        self.foreign[again] = _count(np, owner[other], again.shape[0])
+        self.foreign[again] = count_values(np, owner[other], again.shape[0])
 
     def pairs(self):
         """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
@@ -679,7 +680,7 @@ class _BlockPieces:
         local = np.full(self.block.shape[0], -1, dtype=np.int64)  # a scratch array per call: blocks are few
         local[vertices] = np.arange(vertices.shape[0])
         sub_indptr = np.zeros(vertices.shape[0] + 1, dtype=np.int64)
-        sub_indptr[1:] = np.cumsum(_count(np, owner[inside], vertices.shape[0]))
+        sub_indptr[1:] = np.cumsum(count_values(np, owner[inside], vertices.shape[0]))
         piece = metis(sub_indptr, local[head[inside]], pieces, seed=self.seed, imbalance=0.03)
         return vertices, piece.astype(np.int64)
 
@@ -701,7 +702,7 @@ def _pieces(indptr, indices, seed: int, workers: int):
         pieces = n // LAYOUT_PIECE
         return metis(indptr, indices, pieces, seed=seed, imbalance=0.03).astype(np.int64), pieces
     block = metis(indptr, indices, LAYOUT_BLOCKS, seed=seed, imbalance=0.03).astype(np.int64)
-    counts = np.maximum(np.rint(_count(np, block, LAYOUT_BLOCKS) / LAYOUT_PIECE).astype(np.int64), 1)
+    counts = np.maximum(np.rint(count_values(np, block, LAYOUT_BLOCKS) / LAYOUT_PIECE).astype(np.int64), 1)
     state = _BlockPieces(indptr, indices, block, seed)
     with ForkedWorkers(state, min(workers, LAYOUT_BLOCKS)) as pool:
         split = pool.map([(b, int(counts[b])) for b in range(LAYOUT_BLOCKS)])
@@ -783,7 +784,7 @@ def _weight_step(points, cell, centres, sizes, target: float):
 def _centroidal_labels(xy, labels, k: int, bound: int, seed: int, workers: int = 1):
     """Balanced centroidal cells of the points ``xy`` started from the centres of the parts; None if not balanced."""
     n = xy.shape[0]
-    sizes = _count(np, labels, k)
+    sizes = count_values(np, labels, k)
     if (sizes == 0).any():
         return None
     centres = np.stack([np.bincount(labels, xy[:, 0], minlength=k), np.bincount(labels, xy[:, 1], minlength=k)],
@@ -792,7 +793,7 @@ def _centroidal_labels(xy, labels, k: int, bound: int, seed: int, workers: int =
     sample = xy[(_hash32(np, np.arange(n), seed) % 1000) < 1000 * LAYOUT_SAMPLE]
     for _ in range(LAYOUT_LLOYD):  # Lloyd's iteration on a sample of the points
         cell = _power_cells(sample, centres, weights, workers)
-        counts = _count(np, cell, k)
+        counts = count_values(np, cell, k)
         full = counts > 0
         for axis in range(2):
             centres[full, axis] = np.bincount(cell, sample[:, axis], minlength=k)[full] / counts[full]
@@ -800,7 +801,7 @@ def _centroidal_labels(xy, labels, k: int, bound: int, seed: int, workers: int =
     lowest, since = n + 1, 0
     for _ in range(LAYOUT_BALANCE_ROUNDS):  # then the weights alone, on all points, until balanced
         cell = _power_cells(xy, centres, weights, workers)
-        counts = _count(np, cell, k)
+        counts = count_values(np, cell, k)
         if counts.max() <= bound and counts.min() > 0:
             return cell.astype(np.int32)
         lowest, since = (int(counts.max()), 0) if counts.max() < lowest else (lowest, since + 1)
@@ -976,7 +977,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
     indices = indices.astype(xp.int64)
     rows = _arc_rows(xp, indptr, m)
     bound = max_part_size(n, k, imbalance)
-    sizes = _count(xp, labels, k)
+    sizes = count_values(xp, labels, k)
     foreign = _foreign_arcs(xp, rows, indices, labels, n)
     count = int(xp.count_nonzero(foreign))
     before, rounds, moved = count, 0, 0
@@ -1015,7 +1016,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
                                                       workers=workers, timings=timings)
         moved = int(xp.count_nonzero(best != labels))
         labels, count = best, best_count
-        sizes = _count(xp, labels, k)
+        sizes = count_values(xp, labels, k)
         foreign = _foreign_arcs(xp, rows, indices, labels, n)
     after_flows = count
     timings["flow_seconds"] = time.perf_counter() - clock
@@ -1029,7 +1030,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         maps = _cluster_maps(xp, indptr, rows, indices, labels, levels=levels, seed=seed + cycle)
         built = max(built, len(maps) - 1)
         for cluster, c in reversed(maps):
-            weights = _count(xp, cluster, c)
+            weights = count_values(xp, cluster, c)
             stall = 0
             moved_last = xp.zeros(c, dtype=bool)
             while rounds < max_rounds and not stopped:
@@ -1063,7 +1064,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
                 stall = stall + 1 if new_count == count else 0
                 moved_last = xp.zeros(c, dtype=bool)
                 moved_last[v] = True
-                sizes = _count(xp, new_labels, k)
+                sizes = count_values(xp, new_labels, k)
                 labels, foreign, count = new_labels, new_foreign, new_count
                 moved += int(xp.count_nonzero(moving))
         if count == at_start or rounds >= max_rounds:
