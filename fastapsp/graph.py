@@ -74,8 +74,7 @@ def arc_runs(xp, indptr, rows):
     rows = xp.asarray(rows, dtype=xp.int64)
     first = indptr[rows].astype(xp.int64)
     ptr = xp.zeros(rows.size + 1, dtype=xp.int64)
-    # Functions where an operand is a scalar: CuPy hands such an operator to NumPy's ufunc dispatch,
-    # which imports cupyx (docs/performance.md).
+    # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
     xp.cumsum(indptr[xp.add(rows, 1)].astype(xp.int64) - first, out=ptr[1:])
     position = xp.arange(int(ptr[-1]), dtype=xp.int64)
     row = xp.subtract(xp.searchsorted(ptr, position, side="right"), 1)

@@ -37,8 +37,7 @@ def _stable_argsort(xp, a):
 
 def _hash32(xp, vertices, salt: int):
     """A seeded bijection of 32-bit vertex ids (xorshift-multiply), identical on NumPy and CuPy."""
-    # Functions, not operators: CuPy hands an operator with a scalar operand to NumPy's ufunc dispatch
-    # (docs/performance.md).
+    # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
     h = xp.bitwise_xor(vertices.astype(xp.uint32), np.uint32(salt & 0xFFFFFFFF))
     h = xp.bitwise_xor(h, xp.right_shift(h, np.uint32(16)))
     h = xp.multiply(h, np.uint32(0x7FEB352D))

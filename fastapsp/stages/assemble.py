@@ -77,8 +77,7 @@ def assemble_row_block(block, boundary_rows, matrix, vertices, n_boundary: int, 
 
         if assemble_interior_cuda(block, matrix, vertices, n_boundary, column_start, width, minimum):
             return block
-    # Functions where an operand is a scalar: CuPy hands such an operator to NumPy's ufunc dispatch,
-    # which imports cupyx (docs/performance.md).
+    # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
     inside = xp.greater_equal(vertices, column_start) & xp.less(vertices, column_start + width)
     cols = xp.subtract(vertices[inside], column_start)
     values = matrix[n_boundary:][:, inside]

@@ -784,8 +784,7 @@ class BoundaryGraph:
         position = self._next_pos_dev(lev) if xp is not np else lev.next_pos
         bstart = lev.bstart
         for chunk in _runs_within(groups, lev.nb[groups] ** 2, CLIQUE_ENTRIES):
-            # A function, not ``-``: CuPy hands an operator with a scalar operand to NumPy's ufunc
-            # dispatch, which imports cupyx (docs/performance.md).
+            # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
             local = xp.subtract(position[bstart[chunk[0]] : bstart[chunk[-1] + 1]], first)
             self._place_cliques(matrix, lev, chunk, local, bstart[chunk] - bstart[chunk[0]])
         rows, cols, weights, group = step.inner

@@ -137,8 +137,7 @@ def component_predecessors(indptr, indices, weights, vertices, n_boundary, bound
     interior = vertices[n_boundary:]
     if interior.size:
         starts = indptr[interior].astype(np.int64)
-        # Functions where an operand is a scalar: CuPy hands such an operator to NumPy's ufunc dispatch,
-        # which imports cupyx (docs/performance.md).
+        # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
         counts = indptr[xp.add(interior, 1)].astype(np.int64) - starts
         row_of_arc = xp.repeat(xp.arange(interior.size, dtype=np.int64), counts.tolist() if xp is not np else counts)
         first = xp.cumsum(counts) - counts
