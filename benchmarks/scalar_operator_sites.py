@@ -13,8 +13,9 @@ the other a Python or NumPy scalar.  Where the array type's ``__array_ufunc__`` 
 wrapped (``cupy.ndarray`` is a Python class) it also counts every call of it by the
 stack that made it: its innermost line outside NumPy and the innermost line of
 fastapsp, so the operations inside CuPy's own functions show too.  And it notes the
-first import of ``cupyx`` with the stack that made it.  The GPU warm-up thread runs as
-in any run (its operations are noted too)::
+stack that first loaded ``cupyx``: ``import cupy`` leaves only a lazy ``cupyx`` module,
+whose first use imports its submodules, so the first ``cupyx.*`` import is what counts.
+The GPU warm-up thread runs as in any run (its operations are noted too)::
 
     python benchmarks/scalar_operator_sites.py --array cupy --out /tmp/sites.txt -- \\
         solve benchmarks/data/roadFLA.mtx.gz --output none
@@ -160,10 +161,10 @@ class _Loader(importlib.machinery.SourceFileLoader):
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """fastapsp's modules through :class:`_Loader`; notes the stack of the first ``cupyx`` import."""
+    """fastapsp's modules through :class:`_Loader`; notes the stack that first loads ``cupyx``."""
 
     def find_spec(self, name, path, target=None):
-        if name == "cupyx" and SITES.first_cupyx is None:
+        if name.startswith("cupyx.") and SITES.first_cupyx is None:
             SITES.first_cupyx = traceback.format_stack()[:-1]
         if name != "fastapsp" and not name.startswith("fastapsp."):
             return None
@@ -189,9 +190,9 @@ def report(sites: Sites) -> list[str]:
         for (ufunc, outside, ours), count in sites.dispatches.most_common():
             lines.append(f"# dispatch {ufunc} {count} {outside} {ours}")
     if sites.first_cupyx is None:
-        lines.append("# cupyx was not imported")
+        lines.append("# cupyx was not loaded")
     else:
-        lines.append("# the first import of cupyx, from:")
+        lines.append("# cupyx was first loaded from:")
         lines.extend(line.rstrip("\n") for line in sites.first_cupyx if "importlib._bootstrap" not in line)
     return lines
 
