@@ -5,9 +5,9 @@ With CuPy 14.2 such an operation is handed to NumPy's ufunc, whose dispatch call
 ``cupyx`` package, SciPy's sparse module and ``numpy.f2py``: 0.3-0.5 s of imports that
 hold the interpreter lock in every GPU process (``docs/performance.md``).  The same
 operation called as a function (``xp.subtract(a, 1)``) imports nothing.  This tool
-lists the sites: it loads fastapsp's modules with every binary operator, single
-comparison and augmented assignment to a name rewritten into a call that does the
-same operation and notes, by file and line, where one operand is an array of the
+lists the sites: it loads fastapsp's modules with every binary operator and single
+comparison rewritten into a call that does the same operation (in-place operators stay:
+CuPy's do not go through NumPy's dispatch) and notes, by file and line, where one operand is an array of the
 chosen kind (``--array cupy``: ``cupy.ndarray``; ``numpy`` to try it on the CPU) and
 the other a Python or NumPy scalar.  Where the array type's ``__array_ufunc__`` can be
 wrapped (``cupy.ndarray`` is a Python class) it also counts every call of it by the
@@ -135,14 +135,6 @@ class _Rewrite(ast.NodeTransformer):
         if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARE or id(node) in self.skip:
             return node  # chains, ``is``, ``in``: left as they are
         return self._call(_COMPARE[type(node.ops[0])], node.left, node.comparators[0], node)
-
-    def visit_AugAssign(self, node):
-        self.generic_visit(node)
-        name = _BINARY.get(type(node.op))
-        if name is None or not isinstance(node.target, ast.Name):
-            return node  # an element or attribute target is evaluated once by ``+=``: left as it is
-        value = self._call("i" + name.rstrip("_"), ast.Name(id=node.target.id, ctx=ast.Load()), node.value, node)
-        return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
 
 
 class _Loader(importlib.machinery.SourceFileLoader):

@@ -369,9 +369,9 @@ def test_scalar_operator_rewrite_computes_what_the_operators_do():
     assert all(np.array_equal(x, y) for x, y in zip(space["f"](a, a), (a + 1 < a, 3 * a, a ** 2 // 3, a & 1)))
     assert "def f(a: int | None, b):" in ast.unparse(tree)  # annotations are not operations: left as written
     assert {(site, name) for site, name in sites.counts} == \
-        {("x.py:2", "sub"), ("x.py:3", "iadd"), ("x.py:4", "mul"), ("x.py:4", "pow"), ("x.py:4", "floordiv"),
-         ("x.py:4", "and_")}
-    assert space["f"](7, 9) == (True, 21, 16, 1) and len(sites.counts) == 6  # scalars alone: nothing noted
+        {("x.py:2", "sub"), ("x.py:4", "mul"), ("x.py:4", "pow"), ("x.py:4", "floordiv"), ("x.py:4", "and_")}
+    # ``c += 2`` stays an in-place operator: CuPy's does not go through NumPy's ufunc dispatch.
+    assert space["f"](7, 9) == (True, 21, 16, 1) and len(sites.counts) == 5  # scalars alone: nothing noted
 
 
 # ------------------------------------------------------------ the benchmarks' --graph NAME=PATH
