@@ -22,6 +22,8 @@ from pathlib import Path
 
 START = time.perf_counter()
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import command_line  # noqa: E402
 
 _RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID")
 _SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")
@@ -37,7 +39,7 @@ def main() -> int:
     parser.add_argument("--tag", default="profile")
     parser.add_argument("cli", nargs=argparse.REMAINDER, help="-- then the fastapsp command line")
     args = parser.parse_args()
-    argv = args.cli[1:] if args.cli[:1] == ["--"] else args.cli
+    argv = command_line(parser, args)
 
     import fastapsp.comm as comm_module
     from fastapsp.cli import main as cli_main
