@@ -679,11 +679,6 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
 
 def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float):
     """METIS k-way on the coarsest graph (on the host: it is small)."""
-    try:
-        import pymetis  # noqa: F401 - a missing pymetis named for this partitioner
-    except ImportError as exc:  # pragma: no cover - pymetis is a dependency
-        raise BackendError("partitioner 'jet' partitions its coarsest graph with pymetis: pip install pymetis") \
-            from exc
     if g.n <= k:
         return xp.remainder(xp.arange(g.n, dtype=xp.int32), k)
     labels = metis(_host(g.indptr), _host(g.indices), int(k), seed=seed, imbalance=imbalance,

@@ -43,7 +43,8 @@ def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalan
     try:
         import pymetis
     except ImportError as exc:  # pragma: no cover - pymetis is a dependency
-        raise BackendError("partitioner 'metis' needs pymetis: pip install pymetis") from exc
+        raise BackendError("METIS (the partitioner 'metis', and 'jet' for its coarsest graph) needs pymetis: "
+                           "pip install pymetis") from exc
     # ufactor is the allowed imbalance in thousandths: 3% -> 30 (METIS allows 1.030).
     options = pymetis.Options(seed=int(seed), ufactor=max(1, int(round(imbalance * 1000))))
     if objective == "vol":
