@@ -11,13 +11,17 @@ on a GPU) and of the array helpers under it run here without a GPU:
 * a self-test: the recorder finds operators with a scalar and only those;
 * the refinement on the fake CuPy from METIS partitions: no operator with a
   scalar in fastapsp's code, and the labels and statistics of NumPy;
-* ``_hash32``, ``count_values`` and ``arc_runs`` likewise.
+* ``_hash32``, ``count_values`` and ``arc_runs`` likewise;
+* Jet's array-op path (``jet_partition(..., kernels=False)``, the reference
+  the kernels are tested against) on the fake CuPy: no operator with a scalar
+  in fastapsp's code, and the labels of NumPy.
 
 Jet's matching and contraction, which the refinement's clusters come from,
 launch the kernels of fastapsp/kernels/jet.cu on CuPy; here
 :class:`JetKernels` stands in for the launches (the kernels' results from
 NumPy), so that the kernel path runs as on a GPU, Python code around the
-launches included, and not the array-op path that only NumPy takes.
+launches included, and not the array-op path that NumPy takes (the last
+test runs that one on the fake CuPy with ``kernels=False``).
 """
 
 from __future__ import annotations
@@ -264,3 +268,30 @@ def test_array_helpers_on_cupy_have_no_operator_with_a_scalar(fake):
         assert type(a) is Arr
         np.testing.assert_array_equal(a.get(), b)
     _assert_no_operators(fake.sites)
+
+
+# ------------------------------------------------------------------ Jet's array-op path
+JET_CASES = [("minnesota", 4), ("minnesota", 16), ("grid", 7)]
+JET_STEPS = {"_heavy_edge_matching", "_contract", "_connections", "_lp_candidates", "_lp_move", "_loss_bucket",
+             "_rebalance_rows"}
+
+
+@pytest.mark.parametrize("name,k", JET_CASES, ids=[f"{c[0]}-k{c[1]}" for c in JET_CASES])
+def test_jet_array_path_on_cupy_has_no_operator_with_a_scalar(fake, name, k):
+    """``jet_partition(kernels=False)`` on the fake CuPy: no operator with a scalar in fastapsp, NumPy's labels."""
+    pytest.importorskip("pymetis")  # the coarsest graph is partitioned by METIS
+    graph = minnesota_case()[0] if name == "minnesota" else grid_case(40)[0]
+    indptr, indices = graph.undirected_adjacency()
+    options = {"seed": 5, "imbalance": 0.03, "coarsest": max(4 * k, 60)}  # several levels of coarsening
+    on_host = jet_module.jet_partition(indptr, indices, k, **options)
+    assert not fake.sites  # NumPy arrays only so far
+    on_device = jet_module.jet_partition(fake.asarray(indptr), fake.asarray(indices), k, kernels=False, **options)
+    _assert_no_operators(fake.sites)
+    assert type(on_device) is Arr
+    assert on_device.dtype == on_host.dtype
+    np.testing.assert_array_equal(on_device.get(), on_host)
+    # The code under test ran on the fake: every step of the array-op path called a function with a scalar
+    # (Jetr's rows included), and no kernel was launched.
+    jet_py = Path(jet_module.__file__).resolve()
+    assert JET_STEPS <= {site.function for site in fake.sites if Path(site.filename).resolve() == jet_py}
+    assert not fake.kernels.launched

@@ -50,6 +50,8 @@ against).
 The balance bound is ``ceil((1 + imbalance) * n / k)`` vertices per part.
 Everything is a function of the graph and the seed (integer arithmetic, fixed
 tie-breaking), so labels are the same for the same seed, on NumPy and on CuPy.
+Operations between an array and a scalar are function calls
+(``xp.less(a, 0)``); DEVELOPERS.md says why.
 """
 
 from __future__ import annotations
@@ -248,12 +250,12 @@ def _heavy_edge_matching(xp, g: _Level, cap: int, salt: int, *, kernels: bool = 
                     np.uint32((salt + p) & _MASK32), np.int64(n), want)
             _launch("jet_mutual", n, want, np.int64(n), mate, go[p + 1:p + 2])
         return mate
-    weight_ok = g.vweights[g.rows] + g.vweights[g.indices] <= cap
+    weight_ok = xp.less_equal(g.vweights[g.rows] + g.vweights[g.indices], cap)
     for p in range(HEM_PASSES):
-        free = mate < 0
+        free = xp.less(mate, 0)
         allowed = weight_ok & free[g.rows] & free[g.indices]
         want = _heaviest_neighbour(xp, g, allowed, salt + p, kernels=kernels)
-        has = want >= 0
+        has = xp.greater_equal(want, 0)
         mutual = xp.zeros(n, dtype=bool)
         mutual[has] = want[want[has]] == xp.arange(n, dtype=xp.int64)[has]
         if not bool(mutual.any()):
@@ -297,10 +299,10 @@ def _contract(xp, g: _Level, mate, *, kernels: bool = True):
     if _kernels(xp, kernels) and n:  # five kernels, two sums, one sort, two reads of a size
         return _contract_kernels(xp, g, mate)
     me = xp.arange(n, dtype=xp.int64)
-    mate = xp.where(mate < 0, me, mate)
+    mate = xp.where(xp.less(mate, 0), me, mate)
     leader = xp.minimum(me, mate)
     is_leader = leader == me
-    cid = xp.cumsum(is_leader.astype(xp.int64)) - 1
+    cid = xp.subtract(xp.cumsum(is_leader.astype(xp.int64)), 1)
     cmap = cid[leader]
     nc = int(cid[-1]) + 1 if n else 0
     vw = xp.zeros(nc, dtype=xp.int64)
@@ -308,7 +310,7 @@ def _contract(xp, g: _Level, mate, *, kernels: bool = True):
     vw[cmap[lead]] = g.vweights[lead] + xp.where(mate[lead] != lead, g.vweights[mate[lead]], 0)
     cu, cv = cmap[g.rows], cmap[g.indices]
     keep = cu != cv
-    key = cu[keep] * nc + cv[keep]
+    key = xp.multiply(cu[keep], nc) + cv[keep]
     order = _stable_argsort(xp, key)
     key = key[order]
     w = g.eweights[keep][order]
@@ -318,8 +320,8 @@ def _contract(xp, g: _Level, mate, *, kernels: bool = True):
         gkey = key[start]
     else:
         weights = gkey = xp.zeros(0, dtype=xp.int64)
-    crow = gkey // max(nc, 1)
-    ccol = gkey - crow * nc
+    crow = xp.floor_divide(gkey, max(nc, 1))
+    ccol = gkey - xp.multiply(crow, nc)
     indptr = xp.zeros(nc + 1, dtype=xp.int64)
     indptr[1:] = xp.cumsum(count_values(xp, crow, nc))
     g.coarse_map = cmap
@@ -371,14 +373,14 @@ def _connections(xp, g: _Level, labels, k: int, allowed_part=None):
     arcs = xp.flatnonzero(other)
     if arcs.shape[0] == 0:
         return best, conn, own
-    key = g.rows[arcs] * k + labels[g.indices[arcs]].astype(xp.int64)
+    key = xp.multiply(g.rows[arcs], k) + labels[g.indices[arcs]].astype(xp.int64)
     order = _stable_argsort(xp, key)
     key = key[order]
     start = _group_starts(xp, key)
     sums = _group_sums(xp, start, g.eweights[arcs][order])
     gkey = key[start]
-    gv = gkey // k
-    gp = gkey - gv * k
+    gv = xp.floor_divide(gkey, k)
+    gp = gkey - xp.multiply(gv, k)
     order, first = _first_per_key(xp, gv, -sums, gp)
     pick = order[first]
     best[gv[pick]] = gp[pick]
@@ -404,7 +406,8 @@ def _lp_candidates(xp, g: _Level, labels, locked, sizes, k: int, c: float, stats
         return dest, gain, cand, stats[0]
     dest, conn, own = _connections(xp, g, labels, k)
     gain = conn - own
-    cand = (dest >= 0) & ~locked & ((gain >= 0) | (-gain < xp.floor(c * own).astype(xp.int64)))
+    cand = (xp.greater_equal(dest, 0) & ~locked
+            & (xp.greater_equal(gain, 0) | (-gain < xp.floor(xp.multiply(c, own)).astype(xp.int64))))
     foreign = (g.eweights.sum() - own.sum()).reshape(1)
     return dest, gain, cand, xp.concatenate([foreign, sizes]).astype(xp.int64)
 
@@ -427,7 +430,7 @@ def _lp_move(xp, g: _Level, labels, dest, gain, cand, sizes, salt: int, *, kerne
     ahead = cand[u] & ((gain[u] > gain[r]) | ((gain[u] == gain[r]) & (h[u] > h[r])))
     where = xp.where(ahead, dest[u], labels[u].astype(xp.int64))
     delta = g.eweights * ((where == dest[r]).astype(xp.int64) - (where == labels[r]).astype(xp.int64))
-    move = cand & (_row_sums(xp, g.indptr, delta) >= 0)
+    move = cand & xp.greater_equal(_row_sums(xp, g.indptr, delta), 0)
     v = xp.flatnonzero(move)
     new, sizes = _apply_moves(xp, g, labels, sizes, v, dest[v], k=sizes.shape[0], kernels=kernels)
     return new, move, sizes
@@ -452,7 +455,7 @@ def _apply_moves(xp, g: _Level, labels, sizes, vertices, to, *, k: int, kernels:
 def _loss_bucket(xp, loss):
     """``jet_loss_bucket`` of jet.cu: 0 for loss <= 0, the loss itself up to 63, then 57 + its bit length."""
     bits = xp.searchsorted(xp.asarray(_POWERS_OF_TWO), loss, side="right")  # the bit length for loss >= 1
-    return xp.where(loss <= 0, 0, xp.where(loss < 64, loss, 57 + bits)).astype(xp.int64)
+    return xp.where(xp.less_equal(loss, 0), 0, xp.where(xp.less(loss, 64), loss, xp.add(57, bits))).astype(xp.int64)
 
 
 _POWERS_OF_TWO = 1 << np.arange(63, dtype=np.int64)
@@ -485,15 +488,15 @@ def _rebalance_rows(xp, g: _Level, labels, sizes, k: int, bound: int, soft: int,
         _launch("jet_rebalance_cutoff", k, sizes, np.int64(bound), np.int64(BUCKETS), np.int64(k), hist, cutoff)
         _launch("jet_rebalance_rows", n, dest, key, labels, g.vweights, cutoff, np.int64(n), count, rows)
         return _host(rows[:int(_host(count)[0])])
-    dest, conn, own = _connections(xp, g, labels, k, allowed_part=sizes < soft)
-    v = xp.flatnonzero(sizes[labels] > bound)
+    dest, conn, own = _connections(xp, g, labels, k, allowed_part=xp.less(sizes, soft))
+    v = xp.flatnonzero(xp.greater(sizes[labels], bound))
     src = labels[v].astype(xp.int64)
     loss = xp.clip((own - conn)[v], -(1 << 31), (1 << 31) - 1)
-    key = loss * (1 << 32) + _hash32(xp, v, salt).astype(xp.int64)
+    key = xp.multiply(loss, 1 << 32) + _hash32(xp, v, salt).astype(xp.int64)
     w = g.vweights[v]
     bucket = _loss_bucket(xp, loss)
-    hist = _bin_weights(xp, src * BUCKETS + bucket, w, k * BUCKETS).reshape(k, BUCKETS)
-    covered = xp.cumsum(hist, axis=1) >= (sizes - bound)[:, None]
+    hist = _bin_weights(xp, xp.multiply(src, BUCKETS) + bucket, w, k * BUCKETS).reshape(k, BUCKETS)
+    covered = xp.cumsum(hist, axis=1) >= xp.subtract(sizes, bound)[:, None]
     cutoff = xp.argmax(covered.astype(xp.int8), axis=1)  # the first True (rows of overweight parts have one)
     keep = bucket <= cutoff[src]
     return _host(xp.stack([v, src, dest[v], key, w], axis=1)[keep])
