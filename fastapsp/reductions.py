@@ -271,7 +271,8 @@ class StatsAccumulator:
         self.row_sum[rows] += row_sum
         self.row_reach[rows] += finite.sum(axis=1)
         self.row_max[rows] = xp.maximum(self.row_max[rows], z.max(axis=1))
-        inverse = 1.0 / xp.where(xp.greater(z, 0), z, np.inf)  # 0 for unreachable and zero distances, as networkx
+        # 0 for unreachable and zero distances, as networkx
+        inverse = xp.divide(1.0, xp.where(xp.greater(z, 0), z, np.inf))
         self.row_harm[rows] += inverse.sum(axis=1)
         if self.directed or pairs:  # undirected: the columns' sums are the rows' (see finalize)
             col_sum = z.sum(axis=0)
@@ -285,7 +286,7 @@ class StatsAccumulator:
         while top >= self.bin_width * self.bins:
             self._double_width()
         index = xp.where(finite, xp.floor(xp.divide(z, self.bin_width)), self.bins).astype(np.int64)
-        self.hist += (2 if pairs else 1) * count_values(xp, index.ravel(), self.bins + 1)[: self.bins]
+        self.hist += xp.multiply(count_values(xp, index.ravel(), self.bins + 1)[: self.bins], 2 if pairs else 1)
 
     def _double_width(self) -> None:
         """Merge bins pairwise: bin i of the wider histogram is bins 2i and 2i+1 of this one."""

@@ -12,6 +12,13 @@ on a GPU) and of the array helpers under it run here without a GPU:
 * the refinement on the fake CuPy from METIS partitions: no operator with a
   scalar in fastapsp's code, and the labels and statistics of NumPy;
 * ``_hash32``, ``count_values`` and ``arc_runs`` likewise;
+* helpers of the GPU path that launch no kernel, from a run's inputs on
+  minnesota: ``to_small``; the statistics' array path (``_update_chunk``,
+  ``finalize`` on the device: ``_vertex_arrays``, ``_closeness``); the
+  array-op fallback of ``assemble_row_block`` and ``assemble_in_result``;
+  ``component_predecessors`` and ``assemble_predecessors``; ``_csr``,
+  ``_transpose`` and ``_local_csr``; ``BoundaryGraph._close_super`` and
+  ``_place_cliques`` (Floyd-Warshall's kernels from NumPy): NumPy's results;
 * Jet's array-op path (``jet_partition(..., kernels=False)``, the reference
   the kernels are tested against) on the fake CuPy: no operator with a scalar
   in fastapsp's code, and the labels of NumPy.
@@ -295,3 +302,207 @@ def test_jet_array_path_on_cupy_has_no_operator_with_a_scalar(fake, name, k):
     jet_py = Path(jet_module.__file__).resolve()
     assert JET_STEPS <= {site.function for site in fake.sites if Path(site.filename).resolve() == jet_py}
     assert not fake.kernels.launched
+
+
+# ------------------------------------------------------------------ helpers without kernels: stages, statistics
+# Helpers of the GPU path that run CuPy array operations only (no RawKernel, no get_kernel), called on the fake
+# with the inputs of a run on minnesota (NumPy's stages made them); where the function picks a kernel first
+# (assemble.cu, reduce_stats.cu, Floyd-Warshall), a stand-in says "not here", as it does on a GPU when the
+# kernel does not apply, so that the array-op fallback runs.
+@pytest.fixture(scope="module")
+def stage_case():
+    """Minnesota in 6 METIS components: its CSR, partition, and per component the NumPy stages' outputs."""
+    pytest.importorskip("pymetis")
+    from fastapsp.partition import partition_graph
+    from fastapsp.stages import blocked_floyd_warshall, boundary_sssp, build_component_matrix, min_plus
+    from fastapsp.stages.extract import extract_inner_to_boundary
+    from fastapsp.stages.predecessors import boundary_predecessors
+
+    graph = minnesota_case()[0]
+    part = partition_graph(graph, 6, "metis", seed=2)
+    csr = (graph.indptr, graph.indices, graph.weights)
+    comps = []
+    for p in range(part.k):
+        vertices, nb = part.component(p)
+        rows = boundary_sssp(*csr, vertices[:nb], dtype=np.float64)
+        hops, pred = boundary_predecessors(*csr, vertices[:nb], rows)
+        matrix = blocked_floyd_warshall(build_component_matrix(*csr, vertices, nb, rows))
+        block = np.full((vertices.size, graph.n), np.inf)
+        min_plus(extract_inner_to_boundary(matrix, nb), rows, out=block[nb:])
+        comps.append(SimpleNamespace(vertices=vertices, nb=nb, rows=rows, hops=hops, pred=pred, matrix=matrix,
+                                     block=block))
+    return SimpleNamespace(graph=graph, part=part, csr=csr, comps=comps)
+
+
+def _same(got, want):
+    """``got`` is a fake device array holding NumPy's ``want`` (dtype and values)."""
+    assert type(got) is Arr, type(got)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.get(), want)
+
+
+def test_to_small_on_cupy_has_no_operator_with_a_scalar(fake):
+    """``to_small`` (``--dtype uint16/uint8`` blocks at the sink): NumPy's values, and its range check refuses
+    a distance at the sentinel on the device as on the host."""
+    from fastapsp.errors import ConfigError
+    from fastapsp.smalldist import to_small
+
+    block = np.array([[0.0, 3.0, np.inf], [254.0, np.inf, 7.0]], dtype=np.float32)
+    for dtype in ("uint8", "uint16"):
+        _same(to_small(fake.asarray(block), dtype), to_small(block, dtype))
+    with pytest.raises(ConfigError, match="255 does not fit uint8"):
+        to_small(fake.asarray(block + 1), "uint8")
+    _assert_no_operators(fake.sites)
+
+
+@pytest.mark.parametrize("integer", [True, False])
+def test_statistics_array_path_on_cupy_has_no_operator_with_a_scalar(fake, monkeypatch, stage_case, integer):
+    """``StatsAccumulator`` on CuPy where the fused kernel does not apply (``_update_chunk``'s array ops: row
+    blocks, pair blocks, blocks past a component) and ``finalize`` on the device (``_vertex_arrays``,
+    ``_closeness``, the vertex reordering, ``_to_host``): the statistics of NumPy."""
+    from fastapsp import reductions, reductions_gpu
+
+    monkeypatch.setattr(reductions_gpu, "kernel_supports", lambda acc, block: False)
+    monkeypatch.setattr(reductions, "_CHUNK_ELEMENTS", 1 << 16)  # several chunks a block
+    graph, comp = stage_case.graph, stage_case.comps[0]
+    n, scale = graph.n, 1.0 if integer else 0.37
+    rows = comp.rows * scale  # whole numbers or not; the histogram doubles its width for the real ones
+    first = (comp.block[comp.nb:comp.nb + 40] * scale)
+    first[:, comp.vertices[comp.nb:comp.nb + 40]] = 0.0  # stands in for the assembled rows: a diagonal each
+    width = 1.0 if integer else 1.0 / 64
+    order = np.random.default_rng(4).permutation(n)
+
+    def run(xp):
+        acc = reductions.StatsAccumulator(n, xp=xp, integer=integer, directed=False, bin_width=width)
+        acc.vertex_order = order
+        acc.update(comp.vertices[comp.nb:comp.nb + 40], 0, xp.asarray(first))
+        acc.update(xp.asarray(comp.vertices[:comp.nb]), 0, xp.asarray(rows))
+        acc.update(np.arange(5, 25), 5, xp.asarray(first[:20, 5:]), pairs=True)
+        acc.update_beyond(np.arange(3), 100, xp.asarray(first[:3, 100:]))
+        return acc.finalize()
+
+    on_host = run(np)
+    on_device = run(fake)
+    _assert_no_operators(fake.sites)
+    assert on_device.scalars == on_host.scalars and on_device.histogram == on_host.histogram
+    assert on_host.histogram["bin_width"] > width or integer  # the width doubled on the device too
+    assert list(on_device.vertex) == list(on_host.vertex)
+    for key, values in on_host.vertex.items():
+        assert type(on_device.vertex[key]) is np.ndarray  # back on the host
+        np.testing.assert_array_equal(on_device.vertex[key], values, err_msg=key)
+    for n_ in (1, n):  # _closeness's one-vertex case too
+        args = [fake.asarray(a) for a in (np.arange(n_) * 3, np.arange(n_), np.arange(n_))]
+        got = reductions._vertex_arrays(fake, n_, *args, *args[1:], np.arange(n_, dtype=float), fake.zeros(n_))
+        want = reductions._vertex_arrays(np, n_, *[a.get() for a in args], *[a.get() for a in args[1:]],
+                                         np.arange(n_, dtype=float), np.zeros(n_))
+        for key in want:
+            np.testing.assert_array_equal(fake.asnumpy(got[key]), fake.asnumpy(want[key]), err_msg=key)
+    _assert_no_operators(fake.sites)
+
+
+@pytest.mark.parametrize("minimum", [False, True])
+def test_assemble_fallback_on_cupy_has_no_operator_with_a_scalar(fake, monkeypatch, stage_case, minimum):
+    """``assemble_row_block`` (column slices) and ``assemble_in_result`` where assemble.cu's kernels do not
+    apply (they return False, as for strided rows): the array-op fallback, NumPy's blocks."""
+    from fastapsp.stages import _cuda
+    from fastapsp.stages.assemble import assemble_in_result, assemble_row_block
+
+    monkeypatch.setattr(_cuda, "copy_rows_cuda", lambda dst, src: False)
+    monkeypatch.setattr(_cuda, "assemble_interior_cuda", lambda *args, **kwargs: False)
+    n = stage_case.graph.n
+    for comp in stage_case.comps[:3]:
+        for c0, w in ((0, n), (700, 900)):
+            args = (comp.rows, comp.matrix, comp.vertices, comp.nb)
+            want = assemble_row_block(comp.block[:, c0:c0 + w].copy(), *args, column_start=c0, minimum=minimum)
+            got = assemble_row_block(fake.asarray(comp.block[:, c0:c0 + w]), *map(fake.asarray, args[:3]),
+                                     comp.nb, column_start=c0, minimum=minimum)
+            _same(got, want)
+    comp = stage_case.comps[1]
+    result = np.full((n, n), np.inf, dtype=np.float32)
+    result[comp.vertices[comp.nb:]] = comp.block[comp.nb:]
+    args = (comp.rows.astype(np.float32), comp.matrix.astype(np.float32), comp.vertices, comp.nb)
+    want = assemble_in_result(result.copy(), *args, minimum=minimum)
+    _same(assemble_in_result(fake.asarray(result), *map(fake.asarray, args[:3]), comp.nb, minimum=minimum), want)
+    _assert_no_operators(fake.sites)
+
+
+def test_predecessor_helpers_on_cupy_have_no_operator_with_a_scalar(fake, stage_case):
+    """``component_predecessors`` and ``assemble_predecessors`` (array ops on CuPy, no kernel): NumPy's
+    arcs and predecessors, for every component and a column slice."""
+    from fastapsp.stages.predecessors import assemble_predecessors, component_predecessors
+
+    csr, n = stage_case.csr, stage_case.graph.n
+    for comp in stage_case.comps:
+        want = component_predecessors(*csr, comp.vertices, comp.nb, comp.hops, comp.pred)
+        got = component_predecessors(*map(fake.asarray, csr), fake.asarray(comp.vertices), comp.nb,
+                                     fake.asarray(comp.hops), fake.asarray(comp.pred))
+        for a, b in zip(got, want):
+            _same(a, b)
+        block = np.random.default_rng(1).integers(-1, n, (comp.vertices.size, n)).astype(np.int32)
+        for c0, w in ((0, n), (500, 1200)):
+            want_block = assemble_predecessors(block[:, c0:c0 + w].copy(), comp.pred, want[1], comp.vertices,
+                                               comp.nb, column_start=c0)
+            got_block = assemble_predecessors(fake.asarray(block[:, c0:c0 + w]), fake.asarray(comp.pred), got[1],
+                                              fake.asarray(comp.vertices), comp.nb, column_start=c0)
+            _same(got_block, want_block)
+    _assert_no_operators(fake.sites)
+
+
+def test_csr_helpers_on_cupy_have_no_operator_with_a_scalar(fake, stage_case):
+    """``_csr``, ``_transpose`` (the pull SSSP's in-arcs) and ``_local_csr`` (the closure searches' local
+    arcs) of fastapsp/stages/_cuda.py, array ops only: in-arcs by head in arc order (CuPy's argsort of the
+    heads, stable here) and the local CSR made on the device equal to the one made on the host."""
+    from fastapsp.stages import _cuda
+
+    indptr, indices, weights = stage_case.csr
+    n, part = stage_case.graph.n, stage_case.part
+    dev = _cuda._csr(*map(fake.asarray, (indptr, indices, weights)))
+    assert dev[0].dtype == dev[1].dtype and dev[2].dtype == np.float64
+    tptr, tails, tw = _cuda._transpose(*dev)
+    order = np.argsort(indices, kind="stable")
+    _same(tptr, np.concatenate([[0], np.cumsum(np.bincount(indices, minlength=n))]).astype(dev[0].dtype))
+    _same(tails, np.repeat(np.arange(n), np.diff(indptr)).astype(dev[0].dtype)[order])
+    _same(tw, weights.astype(np.float64)[order])
+    local_of = np.empty(n, dtype=np.int32)
+    local_of[part.order] = np.arange(n) - part.starts[part.labels[part.order]]
+    vertices = part.order[np.random.default_rng(2).permutation(n)[:900]]
+    on_host = _cuda._local_csr((indptr, indices), dev[:2], part.labels, local_of, vertices, on_device=False)
+    on_device = _cuda._local_csr((indptr, indices), dev[:2], part.labels, local_of, vertices, on_device=True)
+    for a, b in zip(on_device, on_host):
+        _same(a, b.get())
+    _assert_no_operators(fake.sites)
+
+
+@pytest.mark.parametrize("entries", [1, 1 << 22])
+def test_super_group_closure_on_cupy_has_no_operator_with_a_scalar(fake, monkeypatch, entries):
+    """``BoundaryGraph._close_super`` and ``_place_cliques`` (every group alone, all at once) on CuPy, every
+    super-group of every upper level, with Floyd-Warshall's kernels standing in from NumPy: NumPy's closures.
+
+    The BoundaryGraph is built on NumPy; its levels' rows are copied to the fake to close them there."""
+    import dataclasses
+
+    from fastapsp.partition import partition_graph
+    from fastapsp.stages import boundary_graph
+    from fastapsp.stages.boundary_graph import BoundaryGraph, close_components, pack_boundary_rows
+
+    pytest.importorskip("pymetis")
+    monkeypatch.setattr(boundary_graph, "CLIQUE_ENTRIES", entries)
+    graph = grid_case(24)[0]
+    part = partition_graph(graph, 24, "metis", seed=2)
+    closed = close_components(graph.indptr, graph.indices, graph.weights, part, range(part.k), dtype=np.float64)
+    bg = BoundaryGraph(graph, part, pack_boundary_rows(closed, part), np, np.float64, dense_limit=20,
+                       super_size=12)
+    assert len(bg.tree.steps) >= 2
+    fw = boundary_graph.blocked_floyd_warshall
+    monkeypatch.setattr(boundary_graph, "blocked_floyd_warshall", lambda m: fw(m.view(np.ndarray)).view(Arr))
+    on_device = object.__new__(BoundaryGraph)
+    on_device.__dict__.update(bg.__dict__, xp=fake)
+    closures = 0
+    for lev, step in zip(bg.levels, bg.tree.steps):
+        lev_dev = dataclasses.replace(lev, lb=fake.asarray(lev.lb), inner={}, _device={})
+        for s in range(step.starts.size - 1):
+            _same(on_device._close_super(lev_dev, s, step), bg._close_super(lev, s, step))
+            closures += 1
+    assert closures > 2
+    _assert_no_operators(fake.sites)
+    assert ("BoundaryGraph._place_cliques" in {site.function for site in fake.sites}) == (entries > 1)  # its gather
