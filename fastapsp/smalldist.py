@@ -51,7 +51,8 @@ def to_small(block, dtype):
     xp = array_module(block)
     top = sentinel(dtype)
     finite = xp.isfinite(block)
-    if bool(xp.any(xp.greater_equal(xp.where(finite, block, 0), top))):  # a function: see docs/performance.md
+    # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
+    if bool(xp.any(xp.greater_equal(xp.where(finite, block, 0), top))):
         raise ConfigError(f"dtype: a distance of {float(block[finite].max()):g} does not fit {dtype} "
                           f"(0..{top - 1}); use float32")
     return xp.where(finite, block, top).astype(dtype)

@@ -61,7 +61,7 @@ import numpy as np
 from ..backend import mark_gpu_warm
 from ..errors import BackendError
 from ..graph import count_values
-from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
+from ._arrays import _arc_rows, _array_module, _hash32, _stable_argsort, max_part_size
 from .metis import metis
 
 __all__ = ["jet", "jet_partition"]
@@ -125,11 +125,6 @@ def _host(a) -> np.ndarray:
     return a.get() if type(a).__module__.startswith("cupy") else np.asarray(a)
 
 
-def _rows(xp, indptr, m: int):
-    return xp.subtract(xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right"), 1).astype(xp.int64,
-                                                                                                     copy=False)
-
-
 def _row_sums(xp, indptr, values):
     """Sum of ``values`` (one per arc) over every CSR row, exact for integers."""
     total = xp.zeros(values.shape[0] + 1, dtype=xp.int64)
@@ -181,7 +176,7 @@ class _Level:
         self.vweights = vweights.astype(xp.int64, copy=False)
         self.n = int(indptr.shape[0]) - 1
         self.m = int(indices.shape[0])
-        self.rows = _rows(xp, self.indptr, self.m) if rows is None else rows  # the row of every arc
+        self.rows = _arc_rows(xp, self.indptr, self.m) if rows is None else rows  # the row of every arc
         self.coarse_map = None
         self._tables = None
 

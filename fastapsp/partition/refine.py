@@ -78,7 +78,7 @@ import time
 import numpy as np
 
 from ..graph import count_values
-from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
+from ._arrays import _arc_rows, _array_module, _hash32, _stable_argsort, max_part_size
 from .jet import _contract, _Level, _match
 from .workers import ForkedWorkers, worker_count
 
@@ -109,11 +109,6 @@ LAYOUT_BALANCE_ROUNDS = 40
 LAYOUT_STALL = 8  # balancing rounds without a smaller largest cell before giving up
 LAYOUT_NEAREST = 8  # centres looked at per point
 LAYOUT_STEP = 0.8  # share of the estimated weight change applied per round
-
-
-def _arc_rows(xp, indptr, m: int):
-    """Tail vertex of every arc of a CSR structure."""
-    return xp.subtract(xp.searchsorted(indptr, xp.arange(m, dtype=indptr.dtype), side="right"), 1).astype(xp.int64)
 
 
 def _unique(xp, a):

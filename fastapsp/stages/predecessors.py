@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import array_module
+from ..graph import arc_runs
 from ..paths import NO_PREDECESSOR, tight_tree
 
 __all__ = ["boundary_predecessors", "component_predecessors", "floyd_warshall_predecessors",
@@ -136,15 +137,11 @@ def component_predecessors(indptr, indices, weights, vertices, n_boundary, bound
     pred[:n_boundary] = boundary_pred[:, vertices]
     interior = vertices[n_boundary:]
     if interior.size:
-        starts = indptr[interior].astype(np.int64)
-        # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
-        counts = indptr[xp.add(interior, 1)].astype(np.int64) - starts
-        row_of_arc = xp.repeat(xp.arange(interior.size, dtype=np.int64), counts.tolist() if xp is not np else counts)
-        first = xp.cumsum(counts) - counts
-        positions = starts[row_of_arc] + (xp.arange(row_of_arc.size, dtype=np.int64) - first[row_of_arc])
+        positions, row_of_arc, _ = arc_runs(xp, indptr, interior)
         local = xp.full(n, -1, dtype=np.int64)
         local[vertices] = xp.arange(c, dtype=np.int64)
         cols = local[indices[positions]]
+        # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
         inside = xp.greater_equal(cols, 0)  # an interior vertex has no arc leaving its component
         rows = xp.add(row_of_arc[inside], n_boundary)
         hops[rows, cols[inside]] = 1
