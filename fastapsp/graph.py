@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Graph", "index_dtype", "distinct", "arc_positions", "arc_runs", "stable_order", "count_values"]
+__all__ = ["Graph", "index_dtype", "distinct", "arc_positions", "arc_rows", "arc_runs", "stable_order", "count_values"]
 
 
 def index_dtype(n: int, m: int) -> np.dtype:
@@ -58,6 +58,18 @@ def arc_positions(indptr, rows) -> tuple[np.ndarray, np.ndarray]:
     # Row i's arcs are first[i] .. first[i] + counts[i] - 1: one run of consecutive positions each.
     at = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()), dtype=np.int64)
     return at, counts
+
+
+def arc_rows(xp, indptr, m: int, dtype=np.int64):
+    """The tail vertex (row) of every one of the ``m`` arcs of a CSR structure, as ``dtype``, on ``xp``.
+
+    Examples
+    --------
+    >>> arc_rows(np, np.array([0, 2, 2, 5]), 5).tolist()
+    [0, 0, 2, 2, 2]
+    """
+    # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
+    return xp.subtract(xp.searchsorted(indptr, xp.arange(m, dtype=dtype), side="right"), 1).astype(dtype, copy=False)
 
 
 def arc_runs(xp, indptr, rows):

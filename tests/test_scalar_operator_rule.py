@@ -44,7 +44,8 @@ import pytest
 import fake_cupy
 from fake_cupy import Arr
 from fastapsp.graph import arc_runs, count_values
-from fastapsp.partition._arrays import _arc_rows, _hash32
+from fastapsp.graph import arc_rows
+from fastapsp.partition._arrays import _hash32
 from partition_cases import grid_case, minnesota_case
 
 jet_module = importlib.import_module("fastapsp.partition.jet")  # the package's attribute "jet" is the function
@@ -74,7 +75,7 @@ class JetKernels:
     @staticmethod
     def _heaviest(indptr, indices, weights, allowed, salt):
         level = SimpleNamespace(n=indptr.shape[0] - 1, indices=indices, eweights=weights,
-                                rows=_arc_rows(np, indptr, indices.shape[0]))
+                                rows=arc_rows(np, indptr, indices.shape[0]))
         return jet_module._heaviest_neighbour(np, level, allowed, int(salt), kernels=False)
 
     def jet_heaviest_neighbour(self, indptr, indices, weights, allowed, salt, n, best):
@@ -84,7 +85,7 @@ class JetKernels:
         if go[0] == 0:
             want[:] = -1
             return
-        rows = _arc_rows(np, indptr, indices.shape[0])
+        rows = arc_rows(np, indptr, indices.shape[0])
         free = mate < 0
         allowed = free[rows] & free[indices] & (vweights[indices] <= cap - vweights[rows])
         want[:] = self._heaviest(indptr, indices, weights, allowed, salt)

@@ -1,7 +1,7 @@
 """Array helpers of Jet and of the boundary refinement, the same on NumPy and CuPy.
 
 Below :mod:`fastapsp.partition.jet` and :mod:`fastapsp.partition.refine`:
-the balance bound, the row of every arc, stable sorting and the seeded vertex hash that
+the balance bound, stable sorting and the seeded vertex hash that
 both use, so that their results agree.
 """
 
@@ -33,12 +33,6 @@ def _stable_argsort(xp, a):
     if xp is np:
         return np.argsort(a, kind="stable")
     return xp.argsort(a)
-
-
-def _arc_rows(xp, indptr, m: int):
-    """The tail vertex (row) of every one of the ``m`` arcs of a CSR structure, as int64."""
-    return xp.subtract(xp.searchsorted(indptr, xp.arange(m, dtype=xp.int64), side="right"), 1).astype(xp.int64,
-                                                                                                     copy=False)
 
 
 def _hash32(xp, vertices, salt: int):

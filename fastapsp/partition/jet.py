@@ -60,8 +60,8 @@ import numpy as np
 
 from ..backend import mark_gpu_warm
 from ..errors import BackendError
-from ..graph import count_values
-from ._arrays import _arc_rows, _array_module, _hash32, _stable_argsort, max_part_size
+from ..graph import arc_rows, count_values
+from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
 from .metis import metis
 
 __all__ = ["jet", "jet_partition"]
@@ -176,7 +176,7 @@ class _Level:
         self.vweights = vweights.astype(xp.int64, copy=False)
         self.n = int(indptr.shape[0]) - 1
         self.m = int(indices.shape[0])
-        self.rows = _arc_rows(xp, self.indptr, self.m) if rows is None else rows  # the row of every arc
+        self.rows = arc_rows(xp, self.indptr, self.m) if rows is None else rows  # the row of every arc
         self.coarse_map = None
         self._tables = None
 

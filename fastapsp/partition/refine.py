@@ -77,8 +77,8 @@ import time
 
 import numpy as np
 
-from ..graph import count_values
-from ._arrays import _arc_rows, _array_module, _hash32, _stable_argsort, max_part_size
+from ..graph import arc_rows, count_values
+from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
 from .jet import _contract, _Level, _match
 from .workers import ForkedWorkers, worker_count
 
@@ -140,7 +140,7 @@ def boundary_count(indptr, indices, labels) -> int:
     """
     xp = _array_module(indptr)
     n = int(indptr.shape[0]) - 1
-    rows = _arc_rows(xp, indptr, int(indices.shape[0]))
+    rows = arc_rows(xp, indptr, int(indices.shape[0]))
     return int(xp.count_nonzero(_foreign_arcs(xp, rows, indices, labels, n)))
 
 
@@ -460,7 +460,7 @@ class _PairFlows:
         starts = np.searchsorted(self.labels[order], np.arange(k + 1), side="left")
         self.members = [order[starts[p]:starts[p + 1]] for p in range(k)]
         n = labels.shape[0]
-        self.foreign = _foreign_arcs(np, _arc_rows(np, indptr, indices.shape[0]), indices, self.labels, n)
+        self.foreign = _foreign_arcs(np, arc_rows(np, indptr, indices.shape[0]), indices, self.labels, n)
         self.node = np.full(n, -1, dtype=np.int64)
         self.seen = np.zeros(n, dtype=bool)
 
@@ -474,7 +474,7 @@ class _PairFlows:
 
     def pairs(self):
         """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
-        rows = _arc_rows(np, self.indptr, self.indices.shape[0])
+        rows = arc_rows(np, self.indptr, self.indices.shape[0])
         la, lb = self.labels[rows], self.labels[self.indices]
         return _unique(np, la[la < lb] * self.k + lb[la < lb])
 
@@ -722,7 +722,7 @@ def _coordinates(indptr, indices, seed: int, workers: int = 1):
     if connected_components(graph, directed=False)[0] != 1:
         return None
     piece, pieces = _pieces(indptr, indices, seed, workers)
-    rows = _arc_rows(np, indptr, indices.shape[0])
+    rows = arc_rows(np, indptr, indices.shape[0])
     tail, head = piece[rows], piece[indices]
     cut = tail != head
     key, weight = np.unique(tail[cut] * pieces + head[cut], return_counts=True)
@@ -970,7 +970,7 @@ def refine_boundary(indptr, indices, labels, k: int, *, imbalance: float, seed: 
         raise ValueError(f"indptr: {n} vertices, the refinement handles up to 2**31 - 1")
     indptr = indptr.astype(xp.int64)
     indices = indices.astype(xp.int64)
-    rows = _arc_rows(xp, indptr, m)
+    rows = arc_rows(xp, indptr, m)
     bound = max_part_size(n, k, imbalance)
     sizes = count_values(xp, labels, k)
     foreign = _foreign_arcs(xp, rows, indices, labels, n)

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ..graph import arc_positions, arc_runs, count_values
+from ..graph import arc_positions, arc_rows, arc_runs, count_values
 from ..kernels import get_kernel
 
 __all__ = [
@@ -579,7 +579,7 @@ def _transpose(indptr, indices, weights):
     n, m = indptr.size - 1, indices.size
     itype = indptr.dtype
     order = cp.argsort(indices)  # any order within a vertex's in-arcs will do
-    tails = cp.subtract(cp.searchsorted(indptr, cp.arange(m, dtype=itype), side="right").astype(itype), 1)
+    tails = arc_rows(cp, indptr, m, dtype=itype)
     tptr = cp.zeros(n + 1, dtype=itype)
     cp.cumsum(count_values(cp, indices, n), out=tptr[1:])
     return tptr, cp.ascontiguousarray(tails[order]), cp.ascontiguousarray(weights[order])
