@@ -43,8 +43,7 @@ import pytest
 
 import fake_cupy
 from fake_cupy import Arr
-from fastapsp.graph import arc_runs, count_values
-from fastapsp.graph import arc_rows
+from fastapsp.graph import arc_rows, arc_runs, count_values
 from fastapsp.partition._arrays import _hash32
 from partition_cases import grid_case, minnesota_case
 
