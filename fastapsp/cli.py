@@ -36,6 +36,7 @@ def _build_parser() -> argparse.ArgumentParser:
     from .cost import SSSP_METHODS
     from .io import FORMATS
     from .partition import AUTO, PARTITIONERS, REFINEMENTS
+    from .options import PARALLEL_PARTITION
 
     parser = _Parser(prog="fastapsp", description="Exact all-pairs shortest paths of large sparse graphs "
                      "(FastAPSP), on CPUs or GPUs, one process or many under MPI.")
@@ -67,6 +68,9 @@ def _build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--dtype", choices=("auto", "float32", "float64", "uint16", "uint8"), default=None,
                        help="distance type (default auto: float32 when exact, float64 when whole-number "
                             "distances could pass 2**24); uint16/uint8 for unweighted graphs (largest value = unreachable)")
+    solve.add_argument("--parallel-partition", dest="parallel_partition", choices=PARALLEL_PARTITION, default=None,
+                       help="under several ranks, each partitions a piece of the graph (default auto: from "
+                            "2,097,152 vertices on)")
     solve.add_argument("--partition-file", dest="partition_file", default=None, metavar="F",
                        help="reuse the partition saved in F, or save it there")
     solve.add_argument("--plan", default=None, metavar="FILE",

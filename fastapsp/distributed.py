@@ -1,4 +1,5 @@
-"""What the ranks of a run do together: choose k and partition on rank 0 and hear it everywhere,
+"""What the ranks of a run do together: choose k on rank 0 and partition (on rank 0, or every rank a
+piece) and hear it everywhere,
 shape the boundary graph's level tree once, close the components and share their boundary rows.
 (The upper levels' closures travel inside :class:`~fastapsp.stages.boundary_graph.BoundaryGraph`.)
 
@@ -15,17 +16,19 @@ import zlib
 import numpy as np
 
 from .backend import gpu_total_bytes
-from .comm import run_or_abort, run_phase
+from .comm import run_or_abort, run_phase, select_device
 from .components import internal_arcs, local_closures, nonempty
 from .cost import auto_k
 from .errors import PartitionError
-from .partition import Partition, load_partition, partition_graph, save_partition
+from .partition import (Partition, load_partition, make_partition, partition_graph, partition_labels,
+                        partition_method, refine_labels, save_partition)
+from .partition.pieces import PIECES_FROM, cut_pieces, piece_graph, piece_imbalance
 from .schedule import component_costs, schedule_in_order
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree, levels_bytes
 from .stages.min_plus import Packing
 from .timing import StageTimer
 
-__all__ = ["choose_k_everywhere", "partition_everywhere", "tree_schedule", "boundary_graph_inputs", "share_blocks"]
+__all__ = ["choose_k_everywhere", "partition_everywhere", "in_pieces", "tree_schedule", "boundary_graph_inputs", "share_blocks"]
 
 
 def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0, partitioner: str | None = None) -> dict:
@@ -50,34 +53,40 @@ def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0, p
 
 
 def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None):
-    """Rank 0 partitions (or loads ``partition_file``); every rank ends with the same Partition.
+    """Every rank ends with the same Partition: made by rank 0, by all ranks in pieces, or loaded.
 
-    Rank 0 broadcasts the partition whole, its arrays as buffers (labels, boundary, vertex order,
-    component starts and boundary counts: about 13 bytes a vertex), so the other ranks do not
-    compute it again from the labels while rank 0 waits.  First every rank checks that its graph is
-    rank 0's (vertices, arcs and the CRC-32 of the CSR arrays), so that the arrays fit everywhere.
+    First every rank checks that its graph is rank 0's (vertices, arcs and the CRC-32 of the CSR
+    arrays).  Then either rank 0 partitions the whole graph (or loads ``partition_file``), or, where
+    :func:`in_pieces` says so, every rank partitions a piece of it (:func:`_labels_in_pieces`) and rank
+    0 puts the labels together.  Rank 0 broadcasts the partition whole, its arrays as buffers (labels,
+    boundary, vertex order, component starts and boundary counts: about 13 bytes a vertex), so the other
+    ranks do not compute it again from the labels while rank 0 waits.
     """
+    if comm.size > 1:
+        _same_graph_everywhere(graph, comm=comm)
+    pieces = in_pieces(opts, graph.n, k, comm.size)
+    gathered = _labels_in_pieces(graph, opts, k, backend, comm=comm) if pieces else None
 
     def on_rank0():
+        if gathered is not None:
+            return _partition_from_pieces(graph, opts, k, backend, gathered)
         if opts.partition_file and os.path.exists(opts.partition_file):
             return load_partition(opts.partition_file, graph, opts.k, log=log)
-        part = partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance,
+        return partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance,
                                refine=opts.refine, backend=backend)
-        if opts.partition_file:
+
+    def made():
+        part = on_rank0()
+        if opts.partition_file and not os.path.exists(opts.partition_file):
             save_partition(opts.partition_file, graph, part)
         return part
 
-    mine = run_phase(comm, "partitioning", on_rank0 if comm.rank == 0 else (lambda: None))
+    mine = run_phase(comm, "partitioning", made if comm.rank == 0 else (lambda: None))
     if comm.size == 1:
         return mine
-    fingerprint = (graph.n, graph.m, zlib.crc32(np.ascontiguousarray(graph.indptr)),
-                   zlib.crc32(np.ascontiguousarray(graph.indices)))
-    head = comm.bcast((fingerprint, mine.k, mine.method, mine.seed, mine.imbalance, mine.seconds, mine.edge_cut,
-                       mine.details) if comm.rank == 0 else None)
-    if not all(comm.allgather(fingerprint == head[0])):
-        raise PartitionError("ranks hold different graphs (vertices, arcs or their checksums differ from rank 0's); "
-                             "is the graph file the same on every node?")
-    _, k, method, seed, imbalance, seconds, edge_cut, details = head
+    head = comm.bcast((mine.k, mine.method, mine.seed, mine.imbalance, mine.seconds, mine.edge_cut, mine.details)
+                      if comm.rank == 0 else None)
+    k, method, seed, imbalance, seconds, edge_cut, details = head
     n = graph.n
     shapes = [(n, np.int32), (n, np.bool_), (n, np.int64), (k + 1, np.int64), (k, np.int64)]
 
@@ -95,6 +104,92 @@ def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None):
     labels, boundary, order, starts, n_boundary = arrays
     return Partition(labels, k, boundary, method, seed, imbalance, seconds, edge_cut, order, starts, n_boundary,
                      details)
+
+
+def _same_graph_everywhere(graph, *, comm) -> None:
+    """Raise on every rank unless every rank holds rank 0's graph (vertices, arcs, CRC-32 of the CSR arrays)."""
+    fingerprint = (graph.n, graph.m, zlib.crc32(np.ascontiguousarray(graph.indptr)),
+                   zlib.crc32(np.ascontiguousarray(graph.indices)))
+    if not all(comm.allgather(fingerprint == comm.bcast(fingerprint if comm.rank == 0 else None))):
+        raise PartitionError("ranks hold different graphs (vertices, arcs or their checksums differ from rank 0's); "
+                             "is the graph file the same on every node?")
+
+
+def in_pieces(opts, n: int, k: int, ranks: int) -> bool:
+    """Whether the ranks partition side by side, one piece each (``--parallel-partition``).
+
+    ``auto``: from :data:`~fastapsp.partition.pieces.PIECES_FROM` vertices on, with at least two
+    components a rank; ``on``: whenever every rank can have a component.  Never for one rank, nor
+    where a partition file is loaded.
+    """
+    if ranks == 1 or opts.parallel_partition == "off" or k < ranks:
+        return False
+    if opts.partition_file and os.path.exists(opts.partition_file):
+        return False
+    return opts.parallel_partition == "on" or (n >= PIECES_FROM and k >= 2 * ranks)
+
+
+def _labels_in_pieces(graph, opts, k: int, backend: str, *, comm):
+    """Every rank cuts out its own piece and partitions it into its share of the ``k`` components
+    (on its own GPU for Jet); rank 0 receives every piece's vertices and labels.
+
+    Returns, on rank 0, the pieces in rank order as ``(vertices, labels, components, seconds)`` with
+    the seconds of the cut and of the partitioner on that rank; None elsewhere.  A failure on any
+    rank is raised on every rank.
+    """
+    base, _ = partition_method(opts.partitioner, opts.refine, graph.n, backend)
+    if base == "jet":  # each rank's own GPU, chosen before its first work there
+        select_device(comm)
+
+    def mine():
+        start = time.perf_counter()
+        indptr, indices = graph.undirected_adjacency()
+        (_, vertices, components), = cut_pieces(indptr, indices, comm.size, k, only=comm.rank)
+        sub_ptr, sub_ind = piece_graph(indptr, indices, vertices)
+        cut = time.perf_counter() - start
+        imbalance = piece_imbalance(graph.n, k, opts.imbalance, vertices.size, components)
+        labels, _ = partition_labels(sub_ptr, sub_ind, components, base, seed=opts.seed, imbalance=imbalance)
+        return (np.ascontiguousarray(vertices, dtype=np.int64), np.ascontiguousarray(labels, dtype=np.int32),
+                components, {"cut": cut, "partition": time.perf_counter() - start - cut})
+
+    vertices, labels, components, seconds = run_phase(comm, "partitioning a piece", mine)
+    sizes = comm.gather(vertices.size)
+    heads = comm.gather((components, seconds))
+    room = (np.empty(sum(sizes), dtype=np.int64), np.empty(sum(sizes), dtype=np.int32)) if comm.rank == 0 else None
+    comm.Gatherv(vertices, (room[0], sizes) if room else None, root=0)
+    comm.Gatherv(labels, (room[1], sizes) if room else None, root=0)
+    if comm.rank != 0:
+        return None
+    ends = np.cumsum(sizes)
+    return [(room[0][end - size:end], room[1][end - size:end], share, took)
+            for size, end, (share, took) in zip(sizes, ends, heads)]
+
+
+def _partition_from_pieces(graph, opts, k: int, backend: str, pieces) -> Partition:
+    """Rank 0's partition from every rank's piece: labels offset by the components before each piece,
+    refined where the method says so."""
+    start = time.perf_counter()
+    base, method = partition_method(opts.partitioner, opts.refine, graph.n, backend)
+    labels = np.full(graph.n, -1, dtype=np.int32)
+    offset = 0
+    for vertices, piece_labels, components, _ in pieces:
+        labels[vertices] = piece_labels + offset
+        offset += components
+    covered = np.bincount(np.concatenate([p[0] for p in pieces]), minlength=graph.n)
+    if offset != k or covered.size != graph.n or not np.all(covered == 1):
+        raise PartitionError(f"the ranks' pieces do not cover the graph once ({int(np.sum(covered != 1))} vertices "
+                             f"in none or several, {offset} components of {k}); are the ranks' libraries the same?")
+    details = {"pieces": {"ranks": len(pieces), "vertices": [int(p[0].size) for p in pieces],
+                          "components": [int(p[2]) for p in pieces],
+                          "cut_seconds": [round(p[3]["cut"], 4) for p in pieces],
+                          "partition_seconds": [round(p[3]["partition"], 4) for p in pieces]}}
+    if method != base:
+        indptr, indices = graph.undirected_adjacency()
+        labels, refined = refine_labels(indptr, indices, labels, k, seed=opts.seed, imbalance=opts.imbalance)
+        details.update(refined)
+    slowest = max(p[3]["cut"] + p[3]["partition"] for p in pieces)
+    return make_partition(graph, labels, k, method=method, seed=opts.seed, imbalance=opts.imbalance,
+                          seconds=slowest + time.perf_counter() - start, details=details)
 
 
 def tree_schedule(graph, partition, costs, selection, backend: str, seed: int, *, comm):

@@ -20,11 +20,12 @@ from .precision import DTYPES
 from .smalldist import SMALL_DTYPES
 from .stages.floyd_warshall import DEFAULT_TILE
 
-__all__ = ["SolveOptions", "RUN_FILE_TYPES", "OUTPUTS", "SOURCE_ROWS"]
+__all__ = ["SolveOptions", "RUN_FILE_TYPES", "OUTPUTS", "SOURCE_ROWS", "PARALLEL_PARTITION"]
 
 # Where the result goes: discarded, host memory, GPU memory (a CuPy array), or a .npy file (any other value).
 OUTPUTS = ("none", "memory", "device")
-SOURCE_ROWS = ("auto", "pipeline", "sssp")  # how the rows of --sources are computed (fastapsp/sources.py)
+SOURCE_ROWS = ("auto", "pipeline", "sssp")
+PARALLEL_PARTITION = ("auto", "on", "off")  # whether several ranks partition side by side, a piece each  # how the rows of --sources are computed (fastapsp/sources.py)
 
 
 @dataclass
@@ -37,6 +38,7 @@ class SolveOptions:
     refine: str = "none"
     seed: int = DEFAULT_SEED
     imbalance: float = DEFAULT_IMBALANCE
+    parallel_partition: str = "auto"  # under several ranks: auto | on | off (fastapsp.distributed.in_pieces)
     backend: str = "auto"
     undirected: bool = False
     format: str | None = None
@@ -70,6 +72,9 @@ class SolveOptions:
             raise ConfigError(f"refine: {self.refine!r} is not one of {', '.join(REFINEMENTS)}")
         if not 0 <= self.imbalance < 1:
             raise ConfigError(f"imbalance: {self.imbalance} is outside [0, 1)")
+        if self.parallel_partition not in PARALLEL_PARTITION:
+            raise ConfigError(f"parallel_partition: {self.parallel_partition!r} is not one of "
+                              f"{', '.join(PARALLEL_PARTITION)}")
         if self.dtype not in (None, "auto", *DTYPES, *SMALL_DTYPES):
             raise ConfigError(f"dtype: {self.dtype!r} is not one of auto, {', '.join(DTYPES + SMALL_DTYPES)}")
         if self.result_dtype not in (None, *DTYPES):
@@ -154,7 +159,7 @@ class SolveOptions:
 
 # Run-file keys and their types (every field but the graph-independent Python-only ones).
 RUN_FILE_TYPES = {"graph": str, "k": int, "partitioner": str, "refine": str, "seed": int, "imbalance": float,
-                  "backend": str, "undirected": bool, "format": str, "graph_cache": str, "output": str,
+                  "parallel_partition": str, "backend": str, "undirected": bool, "format": str, "graph_cache": str, "output": str,
                   "dtype": str,
                   "partition_file": str, "plan": str, "report": str, "tile": int, "block_mb": float, "stats": str,
                   "sources": str, "sources_method": str, "verify": int, "predecessors": bool, "dry_run": bool,

@@ -48,6 +48,7 @@ def run_report(graph, plan, seconds: dict) -> dict:
         "edge_cut": metrics["edge_cut"],
         "boundary_vertices": metrics["boundary_vertices"],
         "boundary_vertices_before_refine": metrics.get("boundary_vertices_before_refine"),
+        "partition_pieces": metrics.get("pieces"),  # made by the ranks side by side (fastapsp/partition/pieces.py)
         "boundary_ratio": metrics["boundary_ratio"],
         "largest_part": metrics["largest_part"],
         "imbalance": metrics["imbalance"],

@@ -34,6 +34,20 @@ def test_ranks_write_the_same_file(tmp_path, serial_result, ranks):
     assert not list(tmp_path.glob("*.tmp*"))
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_partitioning_in_pieces_write_the_same_file(tmp_path, serial_result, ranks):
+    """--parallel-partition on: another partition (one piece a rank), the same distances."""
+    import json
+
+    out, report = tmp_path / "d.npy", tmp_path / "r.json"
+    proc = run_cli("solve", MINNESOTA, "-k", 9, "--output", out, "--backend", "numpy", "--report", report,
+                   "--parallel-partition", "on", "--partitioner", "metis", ranks=ranks)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(out), serial_result)
+    pieces = json.loads(report.read_text())["partition_pieces"]
+    assert pieces["ranks"] == ranks and sum(pieces["vertices"]) == 2642 and sum(pieces["components"]) == 9
+
+
 def test_more_ranks_than_components(tmp_path, serial_result):
     small = tmp_path / "small.npy"
     proc = run_cli("solve", MINNESOTA, "-k", 2, "--output", small, "--backend", "numpy", ranks=3)

@@ -54,7 +54,13 @@ def _rank_program(mode: str, out: str) -> None:
         indices = graph.indices.copy()
         indices[[0, 1]] = indices[[1, 0]]
         graph = Graph(graph.indptr, indices, weights, directed=graph.directed, name=graph.name)
-    opts = SolveOptions(graph="minnesota", k=7, partitioner="metis", seed=3)
+    if mode == "piecefail" and comm.rank == comm.size - 1:  # the last rank's partitioner fails on its piece
+        def failing(*args, **kwargs):
+            raise RuntimeError("the partitioner failed on this piece")
+
+        distributed.partition_labels = failing
+    pieces = "on" if mode.startswith("piece") else "off"
+    opts = SolveOptions(graph="minnesota", k=7, partitioner="metis", seed=3, parallel_partition=pieces)
     try:
         part = partition_everywhere(graph, opts, 7, "numpy", comm=comm)
     except Exception as exc:  # noqa: BLE001 - every rank's error, gathered by rank 0
@@ -74,6 +80,12 @@ def _rank_program(mode: str, out: str) -> None:
                              and all(np.array_equal(again.component(p)[0], part.component(p)[0])
                                      for p in range(part.k))),
     }
+    if mode == "pieces":  # this rank's own cut, made here: its piece's vertices hold its share of components
+        from fastapsp.partition.pieces import cut_pieces
+
+        indptr, indices = graph.undirected_adjacency()
+        ((_, vertices, share),) = cut_pieces(indptr, indices, comm.size, 7, only=comm.rank)
+        mine["own_piece"] = [int(vertices.size), int(share), np.unique(part.labels[vertices]).size]
     everyone = comm.gather(mine)
     if comm.rank == 0:
         Path(out).write_text(json.dumps({"ranks": everyone}))
@@ -94,6 +106,35 @@ def test_every_rank_holds_rank_zeros_partition(tmp_path, ranks):
     assert all(r == result[0] for r in result[1:]), "a rank's partition differs from rank 0's"
     assert result[0]["as_made_here"] and result[0]["dtypes"] == ["int32", "bool"]
     assert sum(result[0]["sizes"]) == 2642 and result[0]["metrics"]["k"] == 7
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_ranks_partitioning_a_piece_each_end_with_one_partition(tmp_path, ranks):
+    """--parallel-partition on: every rank cuts out its piece and partitions it; rank 0 puts the labels
+    together and every rank holds the same partition, whose components never straddle two pieces."""
+    out = tmp_path / "result.json"
+    proc = _launch(ranks, "pieces", out)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())["ranks"]
+    own = [r.pop("own_piece") for r in result]
+    assert all(r == result[0] for r in result[1:]), "a rank's partition differs from rank 0's"
+    assert result[0]["as_made_here"] and sum(result[0]["sizes"]) == 2642 and result[0]["metrics"]["k"] == 7
+    pieces = result[0]["metrics"]["pieces"]
+    assert pieces["ranks"] == ranks
+    assert pieces["vertices"] == [v for v, _, _ in own] and sum(pieces["vertices"]) == 2642
+    assert pieces["components"] == [c for _, c, _ in own] and sum(pieces["components"]) == 7
+    assert all(used <= share for _, share, used in own)  # a piece's vertices lie in its own components
+    assert sum(used for _, _, used in own) == sum(1 for size in result[0]["sizes"] if size)
+
+
+def test_a_rank_whose_piece_fails_fails_every_rank(tmp_path):
+    out = tmp_path / "result.json"
+    proc = _launch(3, "piecefail", out)
+    assert proc.returncode == 0, proc.stderr
+    errors = json.loads(out.read_text())["errors"]
+    assert errors[2] == "RuntimeError: the partitioner failed on this piece", errors
+    assert all(e.startswith("RankError") and "rank 2 failed during partitioning a piece" in e
+               for e in errors[:2]), errors
 
 
 def test_a_rank_with_another_graph_fails_on_every_rank(tmp_path):

@@ -417,7 +417,7 @@ def test_refined_twin_starts_from_the_same_partition(k):
 def test_refined_twin_on_the_host_when_asked(monkeypatch):
     """``gpu=False`` keeps the cluster moves on the host, with the labels of the +b name; the worker count
     is recorded."""
-    from fastapsp.partition import _refine
+    from fastapsp.partition import refine_labels
 
     pytest.importorskip("pymetis")
     graph, _ = minnesota_case()
@@ -425,7 +425,7 @@ def test_refined_twin_on_the_host_when_asked(monkeypatch):
     refined = partition_graph(graph, 8, "metis+b", seed=3)
     indptr, indices = graph.undirected_adjacency()
     labels = partition_graph(graph, 8, "metis", seed=3).labels
-    on_host, details = _refine(indptr, indices, labels, 8, seed=3, imbalance=0.03, gpu=False)
+    on_host, details = refine_labels(indptr, indices, labels, 8, seed=3, imbalance=0.03, gpu=False)
     assert details["refine_backend"] == "numpy" and details["refine_workers"] == 2
     np.testing.assert_array_equal(on_host, refined.labels)
 
@@ -433,7 +433,7 @@ def test_refined_twin_on_the_host_when_asked(monkeypatch):
 @pytest.mark.gpu
 def test_refined_twin_moves_clusters_on_the_gpu_and_agrees_with_the_host(xp):
     """With a GPU the +b names run the cluster moves on CuPy by default, with the host's labels."""
-    from fastapsp.partition import _refine
+    from fastapsp.partition import refine_labels
 
     if xp is np:
         pytest.skip("compares CuPy against NumPy")
@@ -442,7 +442,7 @@ def test_refined_twin_moves_clusters_on_the_gpu_and_agrees_with_the_host(xp):
     on_gpu = partition_graph(graph, 4, "metis+b", seed=3)
     indptr, indices = graph.undirected_adjacency()
     labels = partition_graph(graph, 4, "metis", seed=3).labels
-    on_host, details = _refine(indptr, indices, labels, 4, seed=3, imbalance=0.03, gpu=False)
+    on_host, details = refine_labels(indptr, indices, labels, 4, seed=3, imbalance=0.03, gpu=False)
     assert on_gpu.details["refine_backend"] == "cupy" and details["refine_backend"] == "numpy"
     np.testing.assert_array_equal(on_gpu.labels, on_host)
 

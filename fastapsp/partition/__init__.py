@@ -29,7 +29,7 @@ from .metis import metis
 from .refine import boundary_count, refine_boundary
 
 __all__ = ["PARTITIONERS", "AUTO", "AUTO_JET_FROM", "AUTO_JET_FROM_WARM", "auto_partitioner", "REFINEMENTS", "REFINED_SUFFIX",
-           "Partition", "partition_graph", "boundary_mask", "make_partition", "save_partition", "load_partition",
+           "Partition", "partition_graph", "partition_method", "partition_labels", "refine_labels", "boundary_mask", "make_partition", "save_partition", "load_partition",
            "graph_fingerprint", "partition_checksum", "partition_record", "refine_boundary",
            "DEFAULT_SEED", "DEFAULT_IMBALANCE"]
 
@@ -128,37 +128,51 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
     >>> int(p.edge_cut), int(p.boundary.sum())
     (1, 2)
     """
-    if partitioner == AUTO:
-        partitioner = auto_partitioner(graph.n, backend)
-    if partitioner not in PARTITIONERS:
-        raise ValueError(f"partitioner: {partitioner!r} is not one of {AUTO}, {', '.join(PARTITIONERS)}")
+    base, method = partition_method(partitioner, refine, graph.n, backend)
     k = int(k)
     if k < 1 or k > max(graph.n, 1):
         raise ValueError(f"k: {k} is outside 1..{graph.n} (the number of vertices of {graph.name or 'the graph'})")
     if not 0 <= imbalance < 1:
         raise ValueError(f"imbalance: {imbalance} is outside [0, 1)")
-    if refine not in REFINEMENTS:
-        raise ValueError(f"refine: {refine!r} is not one of {', '.join(REFINEMENTS)}")
-    base = partitioner[: -len(REFINED_SUFFIX)] if partitioner.endswith(REFINED_SUFFIX) else partitioner
-    refined = refine == "boundary" or base != partitioner
-    method = base + REFINED_SUFFIX if refined else base
     start = time.perf_counter()
     indptr, indices = graph.undirected_adjacency()
-    details = {}
-    if k == 1:
-        labels = np.zeros(graph.n, dtype=np.int32)
-    else:  # vertices without arcs in components of their own (fastapsp/partition/isolated.py)
-        labels, details = partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed),
-                                          imbalance=imbalance)
-    if refined:
-        labels, refined_details = _refine(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
+    labels, details = partition_labels(indptr, indices, k, base, seed=seed, imbalance=imbalance)
+    if method != base:
+        labels, refined_details = refine_labels(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
         details.update(refined_details)
     seconds = time.perf_counter() - start
     return make_partition(graph, labels, k, method=method, seed=seed, imbalance=imbalance, seconds=seconds,
                           details=details)
 
 
-def _refine(indptr, indices, labels, k: int, *, seed: int, imbalance: float, gpu: bool | None = None):
+def partition_method(partitioner: str, refine: str, n: int, backend: str = "auto") -> tuple[str, str]:
+    """``(base, method)`` of a run: the partitioner that makes the labels (``auto`` resolved for ``n``
+    vertices on ``backend``) and the name of the partition (``base+b`` where the boundary refinement follows).
+
+    >>> partition_method("metis", "boundary", 100)
+    ('metis', 'metis+b')
+    """
+    if partitioner == AUTO:
+        partitioner = auto_partitioner(n, backend)
+    if partitioner not in PARTITIONERS:
+        raise ValueError(f"partitioner: {partitioner!r} is not one of {AUTO}, {', '.join(PARTITIONERS)}")
+    if refine not in REFINEMENTS:
+        raise ValueError(f"refine: {refine!r} is not one of {', '.join(REFINEMENTS)}")
+    base = partitioner[: -len(REFINED_SUFFIX)] if partitioner.endswith(REFINED_SUFFIX) else partitioner
+    refined = refine == "boundary" or base != partitioner
+    return base, (base + REFINED_SUFFIX if refined else base)
+
+
+def partition_labels(indptr, indices, k: int, base: str, *, seed: int, imbalance: float) -> tuple[np.ndarray, dict]:
+    """Labels of ``k`` components of a symmetric CSR structure by the partitioner ``base`` (a name of
+    ``PARTITIONERS`` without ``+b``), vertices without arcs in components of their own
+    (:func:`~fastapsp.partition.isolated.partition_apart`); and the details for the partition's record."""
+    if k == 1:
+        return np.zeros(np.asarray(indptr).size - 1, dtype=np.int32), {}
+    return partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed), imbalance=imbalance)
+
+
+def refine_labels(indptr, indices, labels, k: int, *, seed: int, imbalance: float, gpu: bool | None = None):
     """Boundary refinement of ``labels``; labels and details.
 
     The pairwise cuts run on the host (forked workers, FASTAPSP_REFINE_WORKERS);
