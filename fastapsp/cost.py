@@ -24,7 +24,7 @@ from .stages.floyd_warshall import SEARCH_NS
 __all__ = ["RATES", "predict", "receive_relaxations", "choose_boundary_rows", "choose_k", "default_k", "sample_boundary", "auto_k",
            "least_regret_k", "growth_dimension", "KNOWN_LAWS", "LOW_GROWTH_LAWS", "LOW_GROWTH",
            "SAMPLE_SECONDS_PER_VERTEX", "SSSP_METHODS", "MINPLUS_KERNELS", "PARTITION_RATES",
-           "COMPONENT_OVERHEAD", "partition_seconds",
+           "COMPONENT_OVERHEAD", "partition_seconds", "pieces_seconds", "CUT_SECONDS_PER_ARC",
            "SHARE_RATE", "close_everywhere"]
 
 SSSP_METHODS = ("auto", "frontier", "boundary-graph")
@@ -257,6 +257,39 @@ def partition_seconds(n: float, k, partitioner: str = "metis"):
     :data:`fastapsp.partition.PARTITIONERS`; Jet at Jet's rates, the others at METIS's)."""
     rates = PARTITION_RATES["jet" if str(partitioner).startswith("jet") else "metis"]
     return rates["per_vertex"] * n + rates["per_component"] * np.asarray(k, dtype=np.float64)
+
+
+# Seconds per arc of the graph that one rank spends cutting out its piece (fastapsp/partition/pieces.py:
+# two breadth-first searches and the induced structure per bisection, on the host), per bisection of the
+# whole graph; a rank of R makes ceil(log2 R) of them on its path, each on half the last one's arcs.
+CUT_SECONDS_PER_ARC = 1.0e-7
+
+
+def pieces_seconds(n: int, arcs: int, k: int, ranks: int, partitioner: str = "metis",
+                   solve: float | None = None) -> dict:
+    """Predicted seconds of partitioning the whole graph on one rank and in ``ranks`` pieces side by side.
+
+    ``whole``: :func:`partition_seconds`; ``pieces``: a rank's cut
+    (:data:`CUT_SECONDS_PER_ARC`) and its piece's partition (the largest piece,
+    within :data:`~fastapsp.partition.pieces.CUT_SLACK` of its share);
+    ``added``: what the cut's boundary costs the stages after it, divided
+    among the ranks: a fraction ``(ranks - 1) / sqrt(ranks k)`` more boundary
+    vertices (recursive bisection of graphs that grow like a plane; measured
+    +1.5-2.9% on two pieces, +4.0-4.7% on four, +8-9% on eight, docs/mpi.md)
+    of ``solve``, the predicted seconds of the stages on one rank (0 when unknown).
+
+    >>> p = pieces_seconds(1 << 22, 3 << 22, 3000, 8, "metis", solve=100.0)
+    >>> p["pieces"] + p["added"] < p["whole"]
+    True
+    """
+    from .partition.pieces import CUT_SLACK
+
+    levels = max(0, math.ceil(math.log2(max(ranks, 1))))
+    cut = CUT_SECONDS_PER_ARC * arcs * (2 - 2.0 ** (1 - levels)) if levels else 0.0
+    piece = partition_seconds(n / ranks * (1 + CUT_SLACK), max(1.0, k / ranks), partitioner)
+    added = (ranks - 1) / math.sqrt(ranks * max(k, 1)) * (solve or 0.0) / ranks
+    return {"whole": float(partition_seconds(n, k, partitioner)), "pieces": float(cut + piece), "cut": cut,
+            "added": added}
 
 
 # Fixed seconds per component on top of its dense work (launches, host logic).

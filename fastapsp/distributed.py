@@ -18,7 +18,7 @@ import numpy as np
 from .backend import gpu_total_bytes
 from .comm import run_or_abort, run_phase, select_device
 from .components import internal_arcs, local_closures, nonempty
-from .cost import auto_k
+from .cost import auto_k, pieces_seconds
 from .errors import PartitionError
 from .partition import (Partition, load_partition, make_partition, partition_graph, partition_labels,
                         partition_method, refine_labels, save_partition)
@@ -52,19 +52,20 @@ def choose_k_everywhere(graph, backend: str, dtype, *, comm, reserve: int = 0, p
     return choice if comm.size == 1 else comm.bcast(choice)
 
 
-def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None):
+def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None, solve: float | None = None):
     """Every rank ends with the same Partition: made by rank 0, by all ranks in pieces, or loaded.
 
     First every rank checks that its graph is rank 0's (vertices, arcs and the CRC-32 of the CSR
     arrays).  Then either rank 0 partitions the whole graph (or loads ``partition_file``), or, where
-    :func:`in_pieces` says so, every rank partitions a piece of it (:func:`_labels_in_pieces`) and rank
-    0 puts the labels together.  Rank 0 broadcasts the partition whole, its arrays as buffers (labels,
+    :func:`in_pieces` says so (``solve``: the cost model's seconds of the later stages on one rank, when
+    it chose k), every rank partitions a piece of it (:func:`_labels_in_pieces`) and rank 0 puts the
+    labels together.  Rank 0 broadcasts the partition whole, its arrays as buffers (labels,
     boundary, vertex order, component starts and boundary counts: about 13 bytes a vertex), so the other
     ranks do not compute it again from the labels while rank 0 waits.
     """
     if comm.size > 1:
         _same_graph_everywhere(graph, comm=comm)
-    pieces = in_pieces(opts, graph.n, k, comm.size)
+    pieces = in_pieces(opts, graph.n, k, comm.size, arcs=graph.m, backend=backend, solve=solve)
     gathered = _labels_in_pieces(graph, opts, k, backend, comm=comm) if pieces else None
 
     def on_rank0():
@@ -115,18 +116,30 @@ def _same_graph_everywhere(graph, *, comm) -> None:
                              "is the graph file the same on every node?")
 
 
-def in_pieces(opts, n: int, k: int, ranks: int) -> bool:
+def in_pieces(opts, n: int, k: int, ranks: int, *, arcs: int = 0, backend: str = "auto",
+              solve: float | None = None) -> bool:
     """Whether the ranks partition side by side, one piece each (``--parallel-partition``).
 
-    ``auto``: from :data:`~fastapsp.partition.pieces.PIECES_FROM` vertices on, with at least two
-    components a rank; ``on``: whenever every rank can have a component.  Never for one rank, nor
-    where a partition file is loaded.
+    ``on``: whenever every rank can have a component.  ``auto``: from
+    :data:`~fastapsp.partition.pieces.PIECES_FROM` vertices on, with at least two
+    components a rank, where the cost model predicts that a rank's cut and its
+    piece's partition, with what the cut's boundary adds to the later stages
+    (``solve``: their predicted seconds on one rank, when k was chosen by the
+    model), take less than the whole graph's partition
+    (:func:`fastapsp.cost.pieces_seconds`).  Never for one rank, nor where a
+    partition file is loaded.
     """
     if ranks == 1 or opts.parallel_partition == "off" or k < ranks:
         return False
     if opts.partition_file and os.path.exists(opts.partition_file):
         return False
-    return opts.parallel_partition == "on" or (n >= PIECES_FROM and k >= 2 * ranks)
+    if opts.parallel_partition == "on":
+        return True
+    if n < PIECES_FROM or k < 2 * ranks:
+        return False
+    base, _ = partition_method(opts.partitioner, opts.refine, n, backend)
+    cost = pieces_seconds(n, arcs, k, ranks, base, solve=solve)
+    return cost["pieces"] + cost["added"] < cost["whole"]
 
 
 def _labels_in_pieces(graph, opts, k: int, backend: str, *, comm):

@@ -396,7 +396,8 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         and not force.get("given_k", False)
     if partition is None and source_rows != "sssp":
         t = time.perf_counter()
-        partition = partition_everywhere(graph, opts, k, backend, comm=comm, log=log)
+        partition = partition_everywhere(graph, opts, k, backend, comm=comm, log=log,
+                                         solve=k_choice.get("predicted_seconds", {}).get("solve"))
         seconds["partition"] = time.perf_counter() - t
     if partition is not None and k_choice.get("rule") == "from the partition file":
         k_choice["k"] = partition.k
@@ -427,7 +428,8 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
                 k_choice = {"k": k, "rule": "cost model, given k replaced",
                             "given": k_choice["k"], "given_predicted_seconds": round(better["given_seconds"], 1),
                             "cost_model": better["choice"]}
-                partition = partition_everywhere(graph, opts, k, backend, comm=comm, log=log)
+                partition = partition_everywhere(graph, opts, k, backend, comm=comm, log=log,
+                                                 solve=better["choice"].get("predicted_seconds", {}).get("solve"))
                 seconds["partition"] = seconds.get("partition", 0.0) + time.perf_counter() - t_again
                 replanned = seconds["choose_k"] + time.perf_counter() - t_again
                 selection, costs, prediction, boundary_rows = _rows_method(graph, partition, sources, opts, backend,

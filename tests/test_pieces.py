@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from fastapsp.cost import pieces_seconds
 from fastapsp.distributed import in_pieces
 from fastapsp.errors import ConfigError
 from fastapsp.graph import Graph
@@ -171,10 +172,18 @@ def test_when_the_ranks_partition_in_pieces(tmp_path):
     auto, on, off = (SolveOptions(graph="g", parallel_partition=v) for v in ("auto", "on", "off"))
     big = PIECES_FROM
     assert not in_pieces(auto, big, 1000, 1) and not in_pieces(on, 100, 10, 1)  # one rank: never
-    assert in_pieces(auto, big, 1000, 2) and not in_pieces(auto, big - 1, 1000, 2)
+    assert in_pieces(auto, big, 1000, 2) and not in_pieces(auto, big - 1, 1000, 2)  # METIS on the host here
     assert not in_pieces(auto, big, 7, 4)  # fewer than two components a rank
     assert in_pieces(on, 100, 4, 4) and not in_pieces(on, 100, 3, 4)
     assert not in_pieces(off, big, 1000, 2)
+    # auto follows the cost model: METIS on the host costs more than a cut, Jet on the GPU less
+    metis, jet = (SolveOptions(graph="g", partitioner=p) for p in ("metis", "jet"))
+    assert in_pieces(metis, big, 1400, 4, arcs=6 * big, solve=30.0)
+    assert not in_pieces(jet, big, 1400, 4, arcs=6 * big, solve=30.0)
+    expected = pieces_seconds(big, 6 * big, 1400, 4, "metis", solve=3000.0)
+    assert in_pieces(metis, big, 1400, 4, arcs=6 * big, solve=3000.0) == \
+        (expected["pieces"] + expected["added"] < expected["whole"])
+    assert not in_pieces(metis, big, 1400, 4, arcs=6 * big, solve=3000.0)  # the added boundary outweighs it
     saved = tmp_path / "part.npz"
     saved.write_bytes(b"")
     loaded = SolveOptions(graph="g", partition_file=str(saved), parallel_partition="on")

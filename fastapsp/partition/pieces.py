@@ -113,29 +113,43 @@ def _bisect(indptr, indices, fraction: float, slack: float) -> np.ndarray:
         near = level < h
         inside = np.flatnonzero(level == h)
         near[inside[: int(round(target)) - (int(ends[h - 1]) if h else 0)]] = True
-    return _pockets_near(adjacency, near, target + slack * n)
+    deepest = int(np.argmax(np.where(level < reached, level, -1)))
+    return _pockets_near(adjacency, near, target + slack * n, deepest)
 
 
-def _pockets_near(adjacency, near, most: float) -> np.ndarray:
+def _pockets_near(adjacency, near, most: float, deepest: int) -> np.ndarray:
     """``near`` with the pockets of the far side moved to it while it keeps at most ``most`` vertices.
 
-    Beyond a front of hops the far side falls apart into one large region and
-    pockets (dead ends, bays) that touch only the near side: each pocket moved
-    across takes its front off the boundary.  Smallest first.
+    Beyond a front of hops the far side falls apart into one large region (the
+    one that holds ``deepest``, the vertex farthest from the search's start)
+    and pockets (dead ends, bays) that touch only the near side: each pocket
+    moved across takes its front off the boundary.  All of them where they
+    fit, else the smallest first.
     """
-    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
 
     far = np.flatnonzero(~near)
     if far.size == 0:
         return near
-    count, component = connected_components(adjacency[far][:, far], directed=True, connection="strong")
+    adjacency = adjacency[far][:, far]
+    room = int(most) - int(near.sum())
+    near = near.copy()
+    if not near[deepest]:
+        region = breadth_first_order(adjacency, int(np.searchsorted(far, deepest)), directed=True,
+                                     return_predecessors=False)
+        if region.size == far.size:
+            return near
+        if far.size - region.size <= room:
+            pocket = np.ones(far.size, dtype=bool)
+            pocket[region] = False
+            near[far[pocket]] = True
+            return near
+    count, component = connected_components(adjacency, directed=True, connection="strong")
     if count == 1:
         return near
     sizes = np.bincount(component)
     pockets = np.argsort(sizes, kind="stable")[:-1]  # every far component but the largest
-    room = int(most) - int(near.sum())
     taken = pockets[np.cumsum(sizes[pockets]) <= room]
-    near = near.copy()
     near[far[np.isin(component, taken)]] = True
     return near
 
