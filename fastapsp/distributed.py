@@ -66,6 +66,8 @@ def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None, s
     if comm.size > 1:
         _same_graph_everywhere(graph, comm=comm)
     pieces = in_pieces(opts, graph.n, k, comm.size, arcs=graph.m, backend=backend, solve=solve)
+    if comm.size > 1:  # rank 0's answer everywhere: no rank waits in a collective the others skip
+        pieces = comm.bcast(pieces if comm.rank == 0 else None)
     gathered = _labels_in_pieces(graph, opts, k, backend, comm=comm) if pieces else None
 
     def on_rank0():
