@@ -6,14 +6,17 @@ recursively by hops: a breadth-first search from a pseudo-peripheral vertex
 orders the vertices into levels, and the cut falls between the two levels,
 within ``slack`` of the wanted sizes, whose far side is smallest (the cut's
 front: every vertex of that level becomes a boundary vertex, and at most as
-many on the near side).  Connected pieces of the graph that the search does
-not reach follow it, each whole where the sizes allow, so a cut between them
-costs nothing.  Each piece is then split into its share of the ``k``
+many on the near side); the pockets that front cuts off (dead ends, bays:
+parts of the far side that touch only the near side) then join the near side
+while it stays within ``slack``.  Connected pieces of the graph that the search
+does not reach follow it, each whole where the sizes allow, so a cut between
+them costs nothing.  Each piece is then split into its share of the ``k``
 components, within :func:`piece_imbalance`, so that the components of all
 pieces together keep the balance asked of the whole graph.
 
-Every function is NumPy/SciPy on the host: two breadth-first searches per
-bisection, cheap next to any partitioner at the sizes the ranks share.
+Every function is NumPy/SciPy on the host: about two breadth-first searches
+per bisection, which :func:`fastapsp.cost.pieces_seconds` weighs against the
+partitioner's seconds.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import numpy as np
 
 __all__ = ["PIECES_FROM", "CUT_SLACK", "cut_pieces", "piece_imbalance", "piece_graph"]
 
-# Ranks partition side by side from this many vertices on: below it the partitioner takes a
-# fraction of a second on one rank, less than a cut and the exchange of labels would save.
+# --parallel-partition auto considers pieces from this many vertices on (the cost model decides
+# there): below it a partition takes about a second or less on one rank.
 PIECES_FROM = 1 << 21
 # How far from the wanted sizes a bisection may fall, as a fraction of the vertices it cuts: a
 # piece that much larger takes its rank that much longer, a smaller front saves in every later stage.
