@@ -262,7 +262,9 @@ def partition_seconds(n: float, k, partitioner: str = "metis"):
 # Seconds per arc of the graph that one rank spends cutting out its piece (fastapsp/partition/pieces.py:
 # two breadth-first searches and the induced structure per bisection, on the host), per bisection of the
 # whole graph; a rank of R makes ceil(log2 R) of them on its path, each on half the last one's arcs.
-CUT_SECONDS_PER_ARC = 1.0e-7
+# Measured 6.6-8.0e-8 on the 16-core host of an H100 (roadFLA and del20-unit, 2 / 4 / 8 pieces,
+# benchmarks/results/h100-4a727f9/split/), about 1e-7 on the 2-core development machine.
+CUT_SECONDS_PER_ARC = 8.0e-8
 
 
 def pieces_seconds(n: int, arcs: int, k: int, ranks: int, partitioner: str = "metis",
