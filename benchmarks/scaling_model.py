@@ -26,7 +26,9 @@ the rest (sssp, build, ...), other  n^2 / n0^2, and the report's seconds outside
 Rank laws (the schedule of the inputs: every rank closes every component and keeps its own):
 
 * serial stages stay: read, choose_k, partition, local_fw, boundary_graph, and the seconds outside any
-  stage, plus the process start (``startup_seconds``);
+  stage, plus the process start (``startup_seconds``).  The partition stays whole because the runs
+  modelled partition with Jet, which ``--parallel-partition auto`` keeps on rank 0: a rank's cut into
+  pieces costs about what Jet does (``fastapsp.cost.pieces_seconds``, docs/mpi.md);
 * per-component stages (boundary_rows, extract, min_plus, assemble and the rest) divide by p, times the
   schedule's imbalance ``ceil(k/p) p / k`` (whole components per rank);
 * the other schedule, each rank closes its share and the closed boundary rows travel, is also
