@@ -68,11 +68,13 @@ def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None, s
     pieces = in_pieces(opts, graph.n, k, comm.size, arcs=graph.m, backend=backend, solve=solve)
     if comm.size > 1:  # rank 0's answer everywhere: no rank waits in a collective the others skip
         pieces = comm.bcast(pieces if comm.rank == 0 else None)
-    gathered = _labels_in_pieces(graph, opts, k, backend, comm=comm) if pieces else None
+    if pieces:  # the partitioner's name resolved once, for every rank's piece and rank 0's refinement
+        base, method = partition_method(opts.partitioner, opts.refine, graph.n, backend)
+        gathered = _labels_in_pieces(graph, opts, k, base, comm=comm)
 
     def on_rank0():
-        if gathered is not None:
-            return _partition_from_pieces(graph, opts, k, backend, gathered)
+        if pieces:
+            return _partition_from_pieces(graph, opts, k, base, method, gathered)
         if opts.partition_file and os.path.exists(opts.partition_file):
             return load_partition(opts.partition_file, graph, opts.k, log=log)
         return partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance,
@@ -144,15 +146,15 @@ def in_pieces(opts, n: int, k: int, ranks: int, *, arcs: int = 0, backend: str =
     return cost["pieces"] + cost["added"] < cost["whole"]
 
 
-def _labels_in_pieces(graph, opts, k: int, backend: str, *, comm):
+def _labels_in_pieces(graph, opts, k: int, base: str, *, comm):
     """Every rank cuts out its own piece and partitions it into its share of the ``k`` components
-    (on its own GPU for Jet); rank 0 receives every piece's vertices and labels.
+    with the partitioner ``base`` (on its own GPU for Jet); rank 0 receives every piece's vertices and
+    labels.
 
     Returns, on rank 0, the pieces in rank order as ``(vertices, labels, components, seconds)`` with
     the seconds of the cut and of the partitioner on that rank; None elsewhere.  A failure on any
     rank is raised on every rank.
     """
-    base, _ = partition_method(opts.partitioner, opts.refine, graph.n, backend)
     if base == "jet":  # each rank's own GPU, chosen before its first work there
         select_device(comm)
 
@@ -168,8 +170,8 @@ def _labels_in_pieces(graph, opts, k: int, backend: str, *, comm):
                 components, {"cut": cut, "partition": time.perf_counter() - start - cut})
 
     vertices, labels, components, seconds = run_phase(comm, "partitioning a piece", mine)
-    sizes = comm.gather(vertices.size)
-    heads = comm.gather((components, seconds))
+    heads = comm.gather((vertices.size, components, seconds))
+    sizes = [size for size, _, _ in heads] if comm.rank == 0 else None
     room = (np.empty(sum(sizes), dtype=np.int64), np.empty(sum(sizes), dtype=np.int32)) if comm.rank == 0 else None
     comm.Gatherv(vertices, (room[0], sizes) if room else None, root=0)
     comm.Gatherv(labels, (room[1], sizes) if room else None, root=0)
@@ -177,14 +179,13 @@ def _labels_in_pieces(graph, opts, k: int, backend: str, *, comm):
         return None
     ends = np.cumsum(sizes)
     return [(room[0][end - size:end], room[1][end - size:end], share, took)
-            for size, end, (share, took) in zip(sizes, ends, heads)]
+            for end, (size, share, took) in zip(ends, heads)]
 
 
-def _partition_from_pieces(graph, opts, k: int, backend: str, pieces) -> Partition:
+def _partition_from_pieces(graph, opts, k: int, base: str, method: str, pieces) -> Partition:
     """Rank 0's partition from every rank's piece: labels offset by the components before each piece,
-    refined where the method says so."""
+    refined where ``method`` is ``base`` with the boundary refinement."""
     start = time.perf_counter()
-    base, method = partition_method(opts.partitioner, opts.refine, graph.n, backend)
     labels = np.full(graph.n, -1, dtype=np.int32)
     offset = 0
     for vertices, piece_labels, components, _ in pieces:

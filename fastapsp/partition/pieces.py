@@ -177,20 +177,19 @@ def _hops(adjacency, source: int) -> np.ndarray:
 
 def piece_graph(indptr, indices, vertices) -> tuple[np.ndarray, np.ndarray]:
     """The symmetric CSR structure induced by ``vertices`` (ascending ids), renumbered 0 .. len - 1."""
+    from ..graph import arc_positions
+
     indptr = np.asarray(indptr, dtype=np.int64)
     indices = np.asarray(indices)
-    n = indptr.size - 1
-    local = np.full(n, -1, dtype=np.int64)
+    local = np.full(indptr.size - 1, -1, dtype=np.int64)
     local[vertices] = np.arange(vertices.size)
-    degree = indptr[vertices + 1] - indptr[vertices]
-    starts = np.repeat(indptr[vertices], degree)
-    offsets = np.arange(int(degree.sum()), dtype=np.int64) - np.repeat(np.cumsum(degree) - degree, degree)
-    targets = local[indices[starts + offsets]]
-    keep = targets >= 0
-    rows = np.repeat(np.arange(vertices.size), degree)[keep]
+    source, counts = arc_positions(indptr, vertices)
+    heads = local[indices[source]]
+    keep = heads >= 0  # arcs to vertices of other pieces go
+    rows = np.repeat(np.arange(vertices.size, dtype=np.int64), counts)[keep]
     sub_ptr = np.zeros(vertices.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=vertices.size), out=sub_ptr[1:])
-    return sub_ptr, targets[keep].astype(indices.dtype, copy=False)
+    return sub_ptr, heads[keep].astype(indices.dtype, copy=False)
 
 
 def piece_imbalance(n: int, k: int, imbalance: float, size: int, share: int) -> float:
