@@ -222,6 +222,34 @@ def test_cliques_placed_in_runs_of_groups(xp, monkeypatch, entries):
         assert max(runs) > 1
 
 
+def test_similar_sizes_batches_largest_first():
+    """Upper-level closures batched by size: largest first; a batch's smallest keeps at least the share
+    SIMILAR_TILES of its largest's 64-row tiles; every matrix once."""
+    from fastapsp.stages.boundary_graph import SIMILAR_TILES, _similar_sizes
+
+    matrices = [np.zeros((c, c)) for c in (100, 2100, 640, 2000, 1500, 64, 10825, 1)]
+    batches = _similar_sizes(matrices)
+    assert sorted(id(m) for b in batches for m in b) == sorted(id(m) for m in matrices)
+    sizes = [[m.shape[0] for m in b] for b in batches]
+    assert sizes == [[10825], [2100, 2000, 1500], [640], [100], [64, 1]]
+    for b in sizes:
+        assert min(-(-c // 64) for c in b) >= SIMILAR_TILES * -(-max(b) // 64)
+    assert _similar_sizes([]) == []
+
+
+@pytest.mark.parametrize("ratio", [0.0, 2.0])
+def test_upper_levels_closed_in_batches_or_alone(xp, monkeypatch, ratio):
+    """Every super-group of a level in one batch (ratio 0) or each alone (ratio above 1): SciPy's rows."""
+    from fastapsp.stages import boundary_graph
+
+    monkeypatch.setattr(boundary_graph, "SIMILAR_TILES", ratio)
+    monkeypatch.setattr(boundary_graph._similar_sizes, "__defaults__", (ratio,))
+    rng = np.random.default_rng(5)
+    graph = _grid(16, rng)
+    bg = _check_rows(graph, partition_graph(graph, 30), xp, dense_limit=20, super_size=12)
+    assert len(bg.tree.steps) >= 2
+
+
 def _count_full_rows(monkeypatch) -> list:
     """The (level, super-group) of every upper rows made (BoundaryGraph._make_full_rows), in a list."""
     made = []

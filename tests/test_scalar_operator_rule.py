@@ -17,7 +17,7 @@ on a GPU) and of the array helpers under it run here without a GPU:
   ``finalize`` on the device: ``_vertex_arrays``, ``_closeness``); the
   array-op fallback of ``assemble_row_block`` and ``assemble_in_result``;
   ``component_predecessors`` and ``assemble_predecessors``; ``_csr``,
-  ``_transpose`` and ``_local_csr``; ``BoundaryGraph._close_super`` and
+  ``_transpose`` and ``_local_csr``; ``BoundaryGraph._close_supers`` and
   ``_place_cliques`` (Floyd-Warshall's kernels from NumPy): NumPy's results;
 * Jet's array-op path (``jet_partition(..., kernels=False)``, the reference
   the kernels are tested against) on the fake CuPy: no operator with a scalar
@@ -475,7 +475,7 @@ def test_csr_helpers_on_cupy_have_no_operator_with_a_scalar(fake, stage_case):
 
 @pytest.mark.parametrize("entries", [1, 1 << 22])
 def test_super_group_closure_on_cupy_has_no_operator_with_a_scalar(fake, monkeypatch, entries):
-    """``BoundaryGraph._close_super`` and ``_place_cliques`` (every group alone, all at once) on CuPy, every
+    """``BoundaryGraph._close_supers`` and ``_place_cliques`` (every group alone, all at once) on CuPy, every
     super-group of every upper level, with Floyd-Warshall's kernels standing in from NumPy: NumPy's closures.
 
     The BoundaryGraph is built on NumPy; its levels' rows are copied to the fake to close them there."""
@@ -495,14 +495,21 @@ def test_super_group_closure_on_cupy_has_no_operator_with_a_scalar(fake, monkeyp
     assert len(bg.tree.steps) >= 2
     fw = boundary_graph.blocked_floyd_warshall
     monkeypatch.setattr(boundary_graph, "blocked_floyd_warshall", lambda m: fw(m.view(np.ndarray)).view(Arr))
+    batches = []  # the device path closes its matrices in batches (close_many's kernels)
+    monkeypatch.setattr(boundary_graph, "close_many",
+                        lambda ms: batches.append([fw(m.view(np.ndarray)).shape[0] for m in ms]))
     on_device = object.__new__(BoundaryGraph)
     on_device.__dict__.update(bg.__dict__, xp=fake)
     closures = 0
     for lev, step in zip(bg.levels, bg.tree.steps):
         lev_dev = dataclasses.replace(lev, lb=fake.asarray(lev.lb), inner={}, _device={})
-        for s in range(step.starts.size - 1):
-            _same(on_device._close_super(lev_dev, s, step), bg._close_super(lev, s, step))
+        supers = np.arange(step.starts.size - 1)
+        got, want = on_device._close_supers(lev_dev, supers, step), bg._close_supers(lev, supers, step)
+        assert sorted(got) == sorted(want) == supers.tolist()
+        for s in supers.tolist():
+            _same(got[s], want[s])
             closures += 1
     assert closures > 2
+    assert sum(len(b) for b in batches) == closures  # every matrix closed once, in batches
     _assert_no_operators(fake.sites)
     assert ("BoundaryGraph._place_cliques" in {site.function for site in fake.sites}) == (entries > 1)  # its gather

@@ -88,6 +88,8 @@ BATCH_ROWS = 512
 BATCH_BYTES = 2 << 30
 _BY_COLUMNS_ALIGN = 8  # rows of a batch stored by columns are padded to this many (BoundaryGraph._grouped_min_plus)
 CLOSURE_BATCH_BYTES = 1 << 30  # component matrices closed together (on the GPU they share their launches)
+# Upper-level closures batched together when the smallest has at least this share of the largest's tiles.
+SIMILAR_TILES = 0.7
 _MESSAGE_LIMIT = 1 << 30  # elements of one point-to-point message of the upper levels; longer ones go in pieces
 _EXCHANGE_TAG = 24
 # Clique entries of an upper level's groups placed together (BoundaryGraph._place_cliques): each takes
@@ -239,6 +241,21 @@ def _runs_within(items: np.ndarray, sizes: np.ndarray, limit: int):
         total += size
     if start < len(items):
         yield items[start:]
+
+
+def _similar_sizes(matrices: list, ratio: float = SIMILAR_TILES) -> list:
+    """``matrices`` in batches closed together: largest first, each batch's smallest at least ``ratio``
+    of its largest in tiles of 64 (one batch's grid fits its largest; a much smaller matrix would leave
+    most of its blocks idle)."""
+    ordered = sorted(matrices, key=lambda m: -m.shape[0])
+    batches: list = []
+    for matrix in ordered:
+        tiles = -(-matrix.shape[0] // 64)
+        if batches and tiles >= ratio * -(-batches[-1][0].shape[0] // 64):
+            batches[-1].append(matrix)
+        else:
+            batches.append([matrix])
+    return batches
 
 
 def _bstart(nb: np.ndarray) -> np.ndarray:
@@ -717,7 +734,7 @@ class BoundaryGraph:
                 owner, closes = np.zeros(sizes.size, dtype=np.int64), np.ones((1, sizes.size), dtype=bool)
             else:
                 owner, closes = assign_closures(sizes, need, step.nb, self.receive_cost)
-            closed = {s: self._close_super(lev, s, step) for s in np.flatnonzero(closes[rank]).tolist()}
+            closed = self._close_supers(lev, np.flatnonzero(closes[rank]), step)
             wait()  # (the exchange waits for the closures anyway)
             t1 = time.perf_counter()
             received = {} if ranks == 1 else self._exchange(comm, step, owner, closes, need, closed)
@@ -772,9 +789,34 @@ class BoundaryGraph:
                 received[s] = (block[:nb], block[nb:].copy() if rows == c else None)
         return received
 
-    def _close_super(self, lev, s, step: _Step):
-        """Floyd-Warshall closure of group ``s`` of the next level: the cliques of its groups
-        (their ``L_g`` on boundary vertices) plus the arcs between them."""
+    def _close_supers(self, lev, supers, step: _Step) -> dict:
+        """``{s: L_s}``: the Floyd-Warshall closures of the groups ``supers`` of the next level.
+
+        Every matrix is made first (:meth:`_super_matrix`), then, on the GPU, closed
+        together with those of a similar size in the same launches
+        (:func:`~fastapsp.stages.floyd_warshall.close_many`, the kernels of one closure
+        run per matrix): a level of a hundred super-groups of two thousand vertices
+        takes three launches per 64 rows instead of three per 64 rows and super-group.
+        The matrices are all held at once either way (the level keeps every closure
+        until the next level is made).
+        """
+        rows, cols, weights, group = step.inner
+        order = np.argsort(group, kind="stable")  # each super-group's arcs, found once for the level
+        bounds = np.searchsorted(group[order], np.concatenate([supers, supers + 1]))
+        arcs = {int(s): order[bounds[i] : bounds[supers.size + i]] for i, s in enumerate(supers)}
+        matrices = {int(s): self._super_matrix(lev, int(s), step, arcs[int(s)]) for s in supers}
+        if self.xp is np:
+            for matrix in matrices.values():
+                blocked_floyd_warshall(matrix)
+            return matrices
+        for batch in _similar_sizes(list(matrices.values())):
+            close_many(batch)
+        return matrices
+
+    def _super_matrix(self, lev, s, step: _Step, arcs):
+        """Group ``s`` of the next level before its closure: the cliques of its groups (their
+        ``L_g`` on boundary vertices) plus the arcs between them (``arcs``: their places in
+        ``step.inner``)."""
         xp = self.xp
         first = int(step.starts[s])
         c = int(step.starts[s + 1]) - first
@@ -787,14 +829,13 @@ class BoundaryGraph:
             # Operations with a scalar as functions on the GPU path (DEVELOPERS.md says why).
             local = xp.subtract(position[bstart[chunk[0]] : bstart[chunk[-1] + 1]], first)
             self._place_cliques(matrix, lev, chunk, local, bstart[chunk] - bstart[chunk[0]])
-        rows, cols, weights, group = step.inner
-        mine = group == s
-        if mine.any():
-            matrix[xp.asarray(rows[mine] - first), xp.asarray(cols[mine] - first)] = \
-                xp.asarray(weights[mine], dtype=self.dtype)
+        rows, cols, weights, _ = step.inner
+        if arcs.size:
+            matrix[xp.asarray(rows[arcs] - first), xp.asarray(cols[arcs] - first)] = \
+                xp.asarray(weights[arcs], dtype=self.dtype)
         idx = xp.arange(c)
         matrix[idx, idx] = 0
-        return blocked_floyd_warshall(matrix)
+        return matrix
 
     def _place_cliques(self, matrix, lev, groups, local, offsets) -> None:
         """Write the cliques ``L_g[:nb_g, :nb_g]`` of ``groups`` into ``matrix`` at their boundary vertices'
