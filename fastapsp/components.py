@@ -127,7 +127,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
                    tile: int = DEFAULT_TILE, block_bytes: int | None = None, on_block=None, rows=None,
                    boundary_rows: str = "frontier", closed: dict | None = None, boundary_blocks: dict | None = None,
                    seed: int = 42, tree=None, timer: StageTimer | None = None, pred_sink=None,
-                   pairs: bool = False, whole_rows: bool = True, comm=None, products=None, arcs=None) -> dict:
+                   pairs: bool = False, whole_rows: bool = True, comm=None, products=None, arcs=None,
+                   peer_rate: float | None = None) -> dict:
     """Compute the row blocks of ``components`` and hand them to ``sink``.
 
     ``boundary_rows`` says where the boundary rows come from.  ``"frontier"``: the
@@ -141,7 +142,8 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
     component then needs no second Floyd-Warshall; ``tree``, when given, is
     the boundary graph's shape (:class:`~fastapsp.stages.boundary_graph.LevelTree`)
     already made for the schedule; ``comm``, when given, shares the upper
-    levels' closures out among its ranks.  Each row block (in column
+    levels' closures out among its ranks (``peer_rate``, not None: they travel GPU to GPU at that
+    many bytes a second, :func:`fastapsp.peers.peer_rate`).  Each row block (in column
     chunks if it would not fit) goes to the host once.
     ``on_block(vertices, column_start, block)``, when given, sees every block
     on the device before it is copied (``--stats``: see ``fastapsp/reductions.py``).
@@ -207,7 +209,9 @@ def run_components(graph, partition, components, *, backend: str = "numpy", sink
             # With ``comm`` the ranks share out the upper levels' closures (each closes its part, once).
             levels = BoundaryGraph(graph, partition, boundary_blocks, xp, dtype, seed=seed, tree=tree, comm=comm,
                                    components=components, packing=packing,
-                                   receive_cost=receive_relaxations("numpy" if xp is np else "cupy", dtype))
+                                   receive_cost=receive_relaxations("numpy" if xp is np else "cupy", dtype,
+                                                                    peer_rate),
+                                   on_device=peer_rate is not None and xp is not np)
         timer.notes["upper_levels"] = levels.upper_seconds
         rows_of = levels.boundary_rows(components, level_order=True)  # _component puts them in vertex order
         # Closures not kept (memory) are closed again when their turn comes, several at once: those of the

@@ -204,36 +204,39 @@ def _closure_seconds(c, finite, rates, counts=1.0):
 SHARE_RATE = 0.7e9
 
 
-def _distance_price(backend: str, dtype) -> float:
-    """Relaxations of a closure that take as long as receiving one distance from another rank
-    (``SHARE_RATE``): what :func:`close_everywhere` and :func:`receive_relaxations` weigh closing against."""
-    return _rates(backend, dtype)["dense"] * np.dtype(dtype).itemsize / SHARE_RATE
+def _distance_price(backend: str, dtype, rate: float | None = None) -> float:
+    """Relaxations of a closure that take as long as receiving one distance from another rank at
+    ``rate`` bytes per second (default ``SHARE_RATE``, through the host): what :func:`close_everywhere`
+    and :func:`receive_relaxations` weigh closing against."""
+    return _rates(backend, dtype)["dense"] * np.dtype(dtype).itemsize / (SHARE_RATE if rate is None else rate)
 
 
-def receive_relaxations(backend: str, dtype=np.float32) -> int:
-    """Relaxations of a closure that take as long as receiving one distance from another rank
-    (``SHARE_RATE``), as an integer: a rank closes an upper level's super-group itself where that
-    costs less (:func:`fastapsp.stages.boundary_graph.assign_closures`).  About 51,000 on the GPU,
-    about 20 on the host."""
-    return int(_distance_price(backend, dtype))
+def receive_relaxations(backend: str, dtype=np.float32, rate: float | None = None) -> int:
+    """Relaxations of a closure that take as long as receiving one distance from another rank, as an
+    integer: a rank closes an upper level's super-group itself where that costs less
+    (:func:`fastapsp.stages.boundary_graph.assign_closures`).  Through the host (``SHARE_RATE``, the
+    default) about 51,000 on the GPU and about 20 on the host; ``rate``: the bytes per second the ranks
+    measured copying GPU to GPU (:func:`fastapsp.peers.peer_rate`)."""
+    return int(_distance_price(backend, dtype, rate))
 
 
-def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.float32) -> bool:
+def close_everywhere(sizes, boundary, ranks: int, *, backend: str, dtype=np.float32,
+                     rate: float | None = None) -> bool:
     """Whether every rank should close every component itself (nothing travels) rather than close
     its share and receive the rows ``L_q[B_q, :]`` of the others.
 
     Closing all costs each rank the closures of the other ranks' components,
     ``(1 - 1/ranks)`` of the predicted ``local_fw``; sharing costs the rows'
-    bytes at ``SHARE_RATE``.  On two GPUs closing all saved time on
-    del20-unit and on roadFLA (docs/kernels.md); on the CPU closures are slow
-    and sharing wins.
+    bytes at ``rate`` (default ``SHARE_RATE``, through the host).  Through the
+    host, on two GPUs, closing all saved time on del20-unit and on roadFLA
+    (docs/kernels.md); on the CPU closures are slow and sharing wins.
     """
     if ranks < 2:
         return False
     c = np.asarray(sizes, dtype=np.float64)
     b = np.asarray(boundary, dtype=np.float64)
     closures = float((c**3).sum())  # relaxations
-    shared = float((b * c).sum()) * _distance_price(backend, dtype)  # the distances received, in relaxations
+    shared = float((b * c).sum()) * _distance_price(backend, dtype, rate)  # the distances received, in relaxations
     return closures * (1 - 1 / ranks) < shared
 
 

@@ -235,7 +235,7 @@ def tree_schedule(graph, partition, costs, selection, backend: str, seed: int, *
 
 
 def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cleanup=None, keep=None,
-                           share: bool = True, tree=None):
+                           share: bool = True, tree=None, peer_rate: float | None = None):
     """Close this rank's components locally and share their boundary rows with every rank.
 
     What travels: ``L_p[:nb_p]`` of every component (sum of nb_p * c_p
@@ -250,7 +250,8 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
     closures to keep (see :func:`local_closures`).  ``spread``: the
     components each rank closes.  ``share=False``: this rank closes every
     component and nothing travels.  ``tree`` (the level tree): closures are kept only while they leave
-    room for the levels (:func:`~fastapsp.stages.boundary_graph.closure_budget`).
+    room for the levels (:func:`~fastapsp.stages.boundary_graph.closure_budget`).  ``peer_rate`` (not
+    None): the rows travel GPU to GPU (:func:`fastapsp.peers.share_on_device`).
     """
     xp = np if backend != "cupy" else __import__("cupy")
     timer = StageTimer(xp)
@@ -262,18 +263,21 @@ def boundary_graph_inputs(graph, partition, spread, backend, dtype, *, comm, cle
                                   arcs=arcs, reserve=reserve)
     t = time.perf_counter()
     if comm.size > 1 and share:
-        blocks = share_blocks(blocks, partition, spread, comm=comm, xp=xp, dtype=dtype)
+        blocks = share_blocks(blocks, partition, spread, comm=comm, xp=xp, dtype=dtype,
+                              on_device=peer_rate is not None and xp is not np)
     return {"closed": closed, "boundary_blocks": blocks, "arcs": arcs}, timer, time.perf_counter() - t
 
 
 _MPI_COUNT_LIMIT = 2**31 - 1  # elements of one Allgatherv's buffer (MPI's int counts and displacements)
 
 
-def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
+def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype, on_device: bool = False) -> dict:
     """Every rank's ``L_p[:nb_p]`` to every rank: ``{p: L_p[:nb_p]}`` for all components, on ``xp``.
 
     Each rank packs its blocks (the components ``spread[rank]``, in that order)
-    into one flat array, copied to the host at once; one ``Allgatherv`` gives
+    into one flat array.  ``on_device``: every rank copies the others' arrays
+    from their GPUs (:func:`fastapsp.peers.share_on_device`).  Else the array
+    is copied to the host at once; one ``Allgatherv`` gives
     every rank all of them (the sizes nb_p * c_p are known everywhere: nothing
     else travels), copied to the device at once (a pickled allgather of a
     dict of arrays is several times slower: docs/kernels.md).  When a rank's
@@ -283,6 +287,14 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
     size = (partition.boundary_per_part.astype(np.int64) * partition.sizes.astype(np.int64))
     counts = [int(sum(size[p] for p in spread[r])) for r in range(comm.size)]
     mine = [blocks[p] for p in spread[comm.rank]]
+    if on_device:
+        from .peers import share_on_device
+
+        flat = xp.concatenate([xp.asarray(rows, dtype=dtype).ravel() for rows in mine]) if mine else \
+            xp.empty(0, dtype=dtype)
+        parts = share_on_device(comm, flat, [(0, counts[comm.rank])] * comm.size, counts, dtype)
+        parts[comm.rank] = flat
+        return _blocks_of(parts, partition, spread)
     if sum(counts) > _MPI_COUNT_LIMIT:  # pragma: no cover - more than 8 GB in float32
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         gathered = {}
@@ -296,11 +308,18 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype) -> dict:
     received = np.empty(sum(counts), dtype=dtype)
     comm.Allgatherv(send, (received, counts))
     received = xp.asarray(received)
-    gathered, offset = {}, 0
-    for r in range(comm.size):
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    return _blocks_of([received[starts[r] : starts[r + 1]] for r in range(comm.size)], partition, spread)
+
+
+def _blocks_of(parts: list, partition, spread) -> dict:
+    """``{p: L_p[:nb_p]}`` from ``parts[r]``, rank ``r``'s blocks of ``spread[r]`` one after another, flat."""
+    gathered = {}
+    for r, flat in enumerate(parts):
+        offset = 0
         for p in spread[r]:
             nb, c = int(partition.boundary_per_part[p]), int(partition.sizes[p])
-            gathered[p] = received[offset : offset + nb * c].reshape(nb, c)
+            gathered[p] = flat[offset : offset + nb * c].reshape(nb, c)
             offset += nb * c
     return gathered
 

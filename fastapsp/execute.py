@@ -143,7 +143,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                 spread = [list(s) for s in plan.spread]
                 extra, timer, seconds["share_rows"] = boundary_graph_inputs(
                     run_graph, run_partition, spread, backend, plan.dtype, comm=comm,
-                    cleanup=base_sink.discard, keep=keep, share=not everywhere, tree=plan.tree)
+                    cleanup=base_sink.discard, keep=keep, share=not everywhere, tree=plan.tree,
+                    peer_rate=plan.peer_rate)
             components = functools.partial(run_components, comm=comm)  # (run_or_abort takes comm= itself)
             stage_seconds = run_or_abort(comm, "computing the components", components, run_graph, run_partition,
                                          list(mine), backend=backend, sink=sink, dtype=plan.dtype,
@@ -151,6 +152,7 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
                                          boundary_rows=plan.boundary_rows, seed=opts.seed, tree=plan.tree,
                                          timer=timer, cleanup=cleanup, pred_sink=pred_sink,
                                          pairs=plan.each_pair_once, whole_rows=plan.whole_rows, products=products,
+                                         peer_rate=plan.peer_rate,
                                          **extra)
         if sampler is not None:  # before the output is committed: a wrong result is not left behind
             verified = verify_rows(graph, sampler, plan.dtype, comm=comm)

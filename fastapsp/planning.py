@@ -44,6 +44,8 @@ import numpy as np
 
 from .backend import available_bytes, device_csr, gpu_name, gpu_warm, resolve_backend
 from .comm import run_phase, select_device
+from .peers import peer_rate
+from .watch import note_phase
 from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
@@ -138,6 +140,9 @@ class Plan:
     run_graph: object = field(default=None, repr=False)
     run_partition: object = field(default=None, repr=False)
     tree: object = field(default=None, repr=False)
+    # Bytes per second of one rank copying closures from another's GPU (fastapsp.peers.peer_rate), or None:
+    # they travel through the host.
+    peer_rate: float | None = None
 
     @property
     def k(self) -> int:
@@ -227,6 +232,7 @@ class Plan:
             "dtype": self.dtype, "output_dtype": self.out_dtype, "dtype_reason": self.precision.reason,
             "each_pair_once": self.each_pair_once, "whole_rows": self.whole_rows,
             "close_everywhere": self.close_everywhere,
+            "peer_bytes_per_second": None if self.peer_rate is None else round(self.peer_rate),
             "components_per_rank": None if self.schedule is None else [len(s) for s in self.schedule],
             "upper_levels": None if self.tree is None else self.tree.shape(),
             "output": self.output,
@@ -451,14 +457,17 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
     if each_pair_once:
         order, run_graph, run_partition = renamed_by_component(graph, partition, _renaming_module(backend, graph))
     tree = None
-    everywhere = None
+    everywhere = peer = None
     if boundary_rows == "boundary-graph":
         t_tree = time.perf_counter()
         tree, schedule, spread = tree_schedule(run_graph, run_partition, costs, selection, backend, opts.seed,
                                                comm=comm)
         seconds["tree"] = time.perf_counter() - t_tree
+        if backend == "cupy" and comm.size > 1:  # closures may travel GPU to GPU: how fast, measured once
+            note_phase("measuring the copies between the GPUs")
+            peer = peer_rate(comm)
         everywhere = close_everywhere(run_partition.sizes, run_partition.boundary_per_part, comm.size,
-                                      backend=backend, dtype=compute_dtype)
+                                      backend=backend, dtype=compute_dtype, rate=peer)
         everywhere = bool(force.get("close_everywhere", everywhere)) and comm.size > 1
     elif boundary_rows is not None:
         schedule = schedule_components(costs, comm.size)
@@ -474,7 +483,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
                 schedule=None if schedule is None else tuple(tuple(int(p) for p in s) for s in schedule),
                 spread=None if spread is None else tuple(tuple(int(p) for p in s) for s in spread),
                 prediction=prediction, seconds=seconds, order=order, run_graph=run_graph,
-                run_partition=run_partition, tree=tree)
+                run_partition=run_partition, tree=tree, peer_rate=peer)
 
 
 def permuted_with(graph, order, xp):

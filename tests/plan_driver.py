@@ -2,9 +2,11 @@
 
 Usage (under mpiexec or alone)::
 
-    python tests/plan_driver.py GRAPH OUT.npy|none K METHOD [--stats PREFIX] [DECISION=0|1 ...]
+    python tests/plan_driver.py GRAPH OUT.npy|none K METHOD [--stats PREFIX] [DECISION=0|1 ...] [SETTING=VALUE ...]
 
 DECISION is ``each_pair_once`` or ``close_everywhere``: the variants tests compare with the defaults.
+SETTING is ``backend`` (default numpy) or ``dense_limit`` / ``super_size`` (the boundary graph's, for
+the backend run: small ones make upper levels of a small graph).
 """
 
 import json
@@ -22,16 +24,24 @@ def main(argv):
     stats = None
     if rest and rest[0] == "--stats":
         stats, rest = rest[1], rest[2:]
-    force = {key: value == "1" for key, value in (item.split("=", 1) for item in rest)}
+    items = dict(item.split("=", 1) for item in rest)
+    backend = items.pop("backend", "numpy")
+    for name in ("dense_limit", "super_size"):
+        if name in items:
+            from fastapsp.stages import boundary_graph
+
+            getattr(boundary_graph, name.upper())[backend] = int(items.pop(name))
+    force = {key: value == "1" for key, value in items.items()}
     comm = get_comm()
-    opts = SolveOptions(graph=graph_path, k=int(k), backend="numpy", output=output, sssp_method=method, stats=stats,
+    opts = SolveOptions(graph=graph_path, k=int(k), backend=backend, output=output, sssp_method=method, stats=stats,
                         quiet=True)
     graph = read_graph(graph_path, comm=comm)
     plan = make_plan(graph, opts, comm=comm, force=force)
     outcome = execute(plan, graph, comm=comm)
     if comm.rank == 0:
         print(json.dumps({"local_closures": outcome.report.get("local_closures"),
-                          "stats_each_pair_once": outcome.report.get("stats_each_pair_once")}))
+                          "stats_each_pair_once": outcome.report.get("stats_each_pair_once"),
+                          "peer_rate": plan.peer_rate, "upper_levels": outcome.report.get("upper_levels")}))
 
 
 if __name__ == "__main__":

@@ -256,3 +256,27 @@ def test_choose_k_takes_the_largest_of_the_k_it_cannot_tell_apart():
         fastest = min(totals.values())
         assert totals[k] == parts["total"] <= fastest * (1 + K_TIE)
         assert all(totals[other] > fastest * (1 + K_TIE) for other in totals if other > k)
+
+
+def test_a_faster_link_between_ranks_makes_sharing_pay():
+    """The rate the ranks measured between their GPUs replaces the host's SHARE_RATE: a distance
+    received costs fewer relaxations, and components closed by every rank through the host are shared
+    at a hundred times the rate."""
+    from fastapsp.cost import SHARE_RATE, close_everywhere, receive_relaxations
+
+    host = receive_relaxations("cupy", np.float32)
+    assert receive_relaxations("cupy", np.float32, SHARE_RATE) == host
+    fast = receive_relaxations("cupy", np.float32, 100 * SHARE_RATE)
+    assert fast == pytest.approx(host / 100, rel=0.01)
+    sizes, boundary = np.full(3444, 609.0), np.full(3444, 150.0)
+    assert close_everywhere(sizes, boundary, 2, backend="cupy")
+    assert not close_everywhere(sizes, boundary, 2, backend="cupy", rate=100 * SHARE_RATE)
+    assert not close_everywhere(sizes, boundary, 1, backend="cupy", rate=100 * SHARE_RATE)
+
+
+def test_no_peer_rate_without_several_ranks():
+    from fastapsp.comm import get_comm
+    from fastapsp.peers import peer_rate
+
+    assert peer_rate(None) is None
+    assert peer_rate(get_comm()) is None  # one process: nothing travels

@@ -114,6 +114,36 @@ def test_every_rank_closing_every_component_gives_the_same_file(tmp_path, serial
     assert '"local_closures": "every rank closes every component"' in proc.stdout
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("everywhere", ["0", "1"])
+def test_closures_travel_gpu_to_gpu(tmp_path, serial_result, ranks, everywhere):
+    """Ranks of one node (here sharing the GPUs there are) copy the closures from each other's GPU:
+    the local closures' rows (unless every rank closes every component) and the upper levels' (small
+    limits make several levels of minnesota); the distances of one process."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("cupy")
+    from cli_util import ROOT, cli_env
+
+    out = tmp_path / "d.npy"
+    cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, str(ROOT / "tests" / "plan_driver.py"), str(MINNESOTA),
+           str(out), "9", "boundary-graph", f"close_everywhere={everywhere}", "backend=cupy", "dense_limit=20",
+           "super_size=12"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=cli_env())
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(out), serial_result)
+    said = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert said["peer_rate"] and said["peer_rate"] > 0
+    levels = said["upper_levels"]  # per rank, per level
+    assert len(levels) == ranks and len(levels[0]) >= 2
+    assert any(level["received_bytes"] > 0 for mine in levels for level in mine)
+    closes = "every rank closes every component" if everywhere == "1" else "each rank closes its share"
+    assert said["local_closures"] == closes
+
+
 def test_bad_line_in_the_last_ranks_share_fails_once(tmp_path):
     """The ranks parse a share of the lines each (fastapsp/io/share.py): a bad weight that only the last
     rank's share holds ends every rank, with the one-process message printed once."""

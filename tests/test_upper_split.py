@@ -153,7 +153,7 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
     BoundaryGraph._full_rows = counting
     if fault is not None:  # this rank fails at its second closure of an upper level
         rank = int(fault)
-        close = BoundaryGraph._close_super
+        close = BoundaryGraph._super_matrix
         calls = []
 
         def failing(self, *args):
@@ -162,7 +162,7 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
                 raise RuntimeError("injected failure in an upper level")
             return close(self, *args)
 
-        BoundaryGraph._close_super = failing
+        BoundaryGraph._super_matrix = failing
 
     def build_and_rows():
         bg = BoundaryGraph(graph, part, blocks, np, dtype, tree=tree, comm=comm, components=mine,

@@ -41,7 +41,8 @@ closed by every rank that makes rows: one rank closing it would make the
 others wait for the closure and then for its ``c_top**2`` distances, however
 large it is.  Then, once per level, each rank sends every other rank what it
 lacks, point to point, in one message per pair of ranks
-(device arrays travel as host copies, as the components' rows do).
+(device arrays travel as host copies, as the components' rows do, or GPU to
+GPU where the ranks share a node: :mod:`fastapsp.peers`).
 For the super-groups ``s`` of a level (``c_s`` vertices, ``nb_s`` of them on
 its boundary), ``K_r`` those rank ``r`` closes and ``N_r`` those whose rows it
 makes (the ancestors of its components), rank ``r`` receives::
@@ -642,6 +643,10 @@ class BoundaryGraph:
         one distance from another rank (:func:`fastapsp.cost.receive_relaxations`);
         a rank closes itself what costs it less than receiving it
         (:func:`assign_closures`).  0, the default: only the balance counts.
+    on_device : bool
+        With ``comm`` on CuPy: the closures travel GPU to GPU
+        (:func:`fastapsp.peers.share_on_device`: every rank of ``comm`` on one node,
+        as :func:`fastapsp.peers.peer_rate` found), not through the host.
 
     Examples
     --------
@@ -657,9 +662,10 @@ class BoundaryGraph:
 
     def __init__(self, graph, partition, boundary_rows: dict, xp, dtype, *, dense_limit: int | None = None,
                  super_size: int | None = None, seed: int = 42, tree: LevelTree | None = None, comm=None,
-                 components=None, packing: Packing | None = None, receive_cost: int = 0):
+                 components=None, packing: Packing | None = None, receive_cost: int = 0, on_device: bool = False):
         self.xp = xp
         self.receive_cost = int(receive_cost)
+        self.on_device = bool(on_device) and xp is not np
         self.dtype = np.dtype(dtype)
         if tree is None:
             backend = "numpy" if xp is np else "cupy"
@@ -772,10 +778,18 @@ class BoundaryGraph:
         sends = []
         for d in range(ranks):
             pieces = [closed[s][:rows].ravel() for s, rows in parts(me, d)] if d != me else []
-            flat = xp.concatenate(pieces) if pieces else xp.empty(0, dtype=self.dtype)
-            sends.append(flat.get() if hasattr(flat, "get") else flat)
+            sends.append(xp.concatenate(pieces) if pieces else xp.empty(0, dtype=self.dtype))
         counts = [0 if o == me else sum(rows * int(sizes[s]) for s, rows in parts(o, me)) for o in range(ranks)]
-        got = _send_receive(sends, counts, comm=comm, dtype=self.dtype)
+        if self.on_device:  # one buffer of everything this rank sends; each rank copies its segment
+            from ..peers import share_on_device
+
+            starts = np.concatenate([[0], np.cumsum([send.size for send in sends])])
+            flat = xp.concatenate(sends) if starts[-1] else xp.empty(0, dtype=self.dtype)
+            got = share_on_device(comm, flat, [(int(starts[d]), int(sends[d].size)) for d in range(ranks)], counts,
+                                  self.dtype)
+        else:
+            got = _send_receive([send.get() if hasattr(send, "get") else send for send in sends], counts, comm=comm,
+                                dtype=self.dtype)
         self.received_bytes.append(sum(counts) * self.dtype.itemsize)
         received = {}
         for o in range(ranks):

@@ -1,0 +1,173 @@
+"""Device arrays between the GPUs of one node, copied GPU to GPU (CUDA IPC) instead of through the host.
+
+Under MPI the boundary-graph method moves closures between ranks: the rows
+``L_q[B_q, :]`` of the local closures, and once per upper level the rows of
+the super-groups a rank did not close.  Through the host each distance is
+copied to host memory, sent by MPI and copied back to the GPU
+(:data:`fastapsp.cost.SHARE_RATE`, 0.7 GB/s measured on two H200s of one
+host), which makes closing everything on every rank cheaper than sharing.
+The ranks of one node can instead map each other's device memory (CUDA
+IPC) and copy what they need straight from the GPU that holds it, over
+NVLink where the GPUs have it.
+
+:func:`peer_rate` (collective) says whether every rank of a communicator can
+do so and how fast: all ranks on one node, each mapping its neighbour's
+memory, one timed copy of :data:`PROBE_BYTES` around the ring, the slowest
+rank's bytes per second (None where any rank cannot: the host path).  The
+cost model weighs sharing against closing at that rate
+(:func:`fastapsp.cost.receive_relaxations`, :func:`fastapsp.cost.close_everywhere`).
+
+:func:`share_on_device` then moves the arrays: each rank exposes one flat
+device buffer, every rank copies its segments of the others' buffers, and
+nobody frees its buffer before every rank has copied (one barrier).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["peer_rate", "share_on_device", "PROBE_BYTES"]
+
+# Bytes of the probe copy: large enough that the copy, not the mapping, is timed on NVLink (tens of
+# microseconds), small enough to cost a few milliseconds where the copy goes through the host.
+PROBE_BYTES = 64 << 20
+_MEMCPY_DEFAULT = 4  # cudaMemcpyDefault: the direction from the pointers (unified addressing)
+
+
+def _one_node(comm) -> bool:
+    """Whether every rank of ``comm`` is on one node (collective)."""
+    if not hasattr(comm, "Split_type"):
+        return False
+    from mpi4py import MPI
+
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    try:
+        alone = node.size == comm.size
+    finally:
+        node.Free()
+    return all(comm.allgather(alone))
+
+
+class _Exposed:
+    """A device buffer of its own allocation (so that its IPC handle maps it from offset 0), freed by
+    :meth:`free`."""
+
+    def __init__(self, nbytes: int):
+        import cupy
+
+        self.nbytes = max(int(nbytes), 1)
+        self.ptr = cupy.cuda.runtime.malloc(self.nbytes)
+        self.handle = cupy.cuda.runtime.ipcGetMemHandle(self.ptr)
+
+    def view(self, size: int, dtype):
+        import cupy
+
+        memory = cupy.cuda.UnownedMemory(self.ptr, self.nbytes, self)
+        return cupy.ndarray((int(size),), dtype=dtype, memptr=cupy.cuda.MemoryPointer(memory, 0))
+
+    def free(self) -> None:
+        import cupy
+
+        if self.ptr:
+            cupy.cuda.runtime.free(self.ptr)
+            self.ptr = 0
+
+
+def _copy_from(handle: bytes, offset: int, out) -> None:
+    """Copy ``out.nbytes`` bytes from ``offset`` of another process's exposed buffer into ``out``."""
+    import cupy
+
+    runtime = cupy.cuda.runtime
+    ptr = runtime.ipcOpenMemHandle(handle)
+    try:
+        stream = cupy.cuda.get_current_stream()
+        runtime.memcpyAsync(out.data.ptr, ptr + int(offset), out.nbytes, _MEMCPY_DEFAULT, stream.ptr)
+        stream.synchronize()
+    finally:
+        runtime.ipcCloseMemHandle(ptr)
+
+
+def peer_rate(comm, probe: int = PROBE_BYTES) -> float | None:
+    """Bytes per second of a rank copying from another rank's GPU, the slowest of ``comm``'s ranks, or
+    None where the ranks cannot copy GPU to GPU (several nodes, no CUDA IPC, or one rank).
+
+    Collective.  Every rank exposes ``probe`` bytes and copies its right
+    neighbour's (rank ``r`` from ``r + 1``); the time counts the mapping, the
+    copy and the unmapping, as :func:`share_on_device` pays them.
+    """
+    if comm is None or comm.size < 2 or not _one_node(comm):
+        return None
+    exposed = seconds = None
+    try:
+        import cupy
+
+        exposed = _Exposed(probe)
+        out = cupy.empty(probe, dtype=np.uint8)
+        exposed.view(probe, np.uint8).fill(1)
+        cupy.cuda.get_current_stream().synchronize()
+        handle = exposed.handle
+    except Exception:  # noqa: BLE001 - no IPC on this rank: every rank takes the host path
+        handle = None
+    handles = comm.allgather(handle)
+    if all(h is not None for h in handles):
+        try:
+            start = time.perf_counter()
+            _copy_from(handles[(comm.rank + 1) % comm.size], 0, out)
+            seconds = time.perf_counter() - start
+        except Exception:  # noqa: BLE001 - this pair cannot map: the host path for everyone
+            seconds = None
+    comm.Barrier()  # every copy done before any rank frees what it exposed
+    if exposed is not None:
+        exposed.free()
+    times = comm.allgather(seconds)
+    if any(t is None for t in times):
+        return None
+    return probe / max(max(times), 1e-9)
+
+
+def share_on_device(comm, flat, segments, counts, dtype) -> list:
+    """What every other rank sends this one, copied from its GPU: ``[o]`` a device array of
+    ``counts[o]`` elements from rank ``o`` (an empty one for this rank).
+
+    Collective over ``comm`` (one node, :func:`peer_rate` not None).  ``flat``: this rank's 1-d device
+    array of everything it sends; ``segments[d] = (offset, count)``: the elements of ``flat`` for rank
+    ``d``, whose ``counts[me]`` equals ``count`` (both sides derive them from the same plan).  Every rank
+    makes the same collectives whatever fails: a rank that cannot expose its buffer fails every rank;
+    a failed copy is raised on its rank after the last barrier (run this where a failure ends the job,
+    :func:`fastapsp.comm.run_or_abort`).
+    """
+    import cupy
+
+    dtype = np.dtype(dtype)
+    me = comm.rank
+    exposed = mine = problem = None
+    try:
+        exposed = _Exposed(flat.size * dtype.itemsize)
+        if flat.size:
+            exposed.view(flat.size, dtype)[...] = flat
+        cupy.cuda.get_current_stream().synchronize()
+        mine = (exposed.handle, [int(segment[0]) * dtype.itemsize for segment in segments])
+    except Exception as exc:  # noqa: BLE001 - said to every rank by the allgather below
+        problem = exc
+    table = comm.allgather(mine)
+    missing = [r for r, entry in enumerate(table) if entry is None]
+    received = []
+    if not missing:
+        try:
+            for o in range(comm.size):
+                out = cupy.empty(0 if o == me else int(counts[o]), dtype=dtype)
+                if out.size:
+                    _copy_from(table[o][0], table[o][1][me], out)
+                received.append(out)
+        except Exception as exc:  # noqa: BLE001 - raised after the barrier, so no rank waits for this one
+            problem = exc
+        comm.Barrier()  # every rank has copied from this one before it frees its buffer
+    if exposed is not None:
+        exposed.free()
+    if problem is not None:
+        raise problem
+    if missing:
+        raise RuntimeError(f"rank {missing[0]} could not expose its device memory to the other ranks (CUDA IPC)")
+    return received
