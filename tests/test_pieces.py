@@ -190,3 +190,23 @@ def test_when_the_ranks_partition_in_pieces(tmp_path):
     assert not in_pieces(loaded, big, 1000, 2)  # a partition file is loaded by rank 0
     with pytest.raises(ConfigError, match="parallel_partition: 'yes' is not one of auto, on, off"):
         SolveOptions(graph="g", parallel_partition="yes").check(need_graph=False)
+
+
+@pytest.mark.parametrize("searched", [2, 5, 1 << 14])
+def test_hops_by_searches_and_by_pointer_jumping_equal_scipy(monkeypatch, searched):
+    """Levels found one search each, or past SEARCHED_LEVELS by pointer jumping (a long path, a grid,
+    a disconnected part): SciPy's hop counts, -1 where not reached."""
+    from scipy.sparse.csgraph import shortest_path
+
+    from fastapsp.partition import pieces
+
+    monkeypatch.setattr(pieces, "SEARCHED_LEVELS", searched)
+    path = np.stack([np.arange(0, 3000), np.arange(1, 3001)])
+    grid = grid_edges(30, 40, first=3001)
+    edges = shuffled(3001 + 1200 + 7, np.concatenate([path, grid, [[3001], [3000]]], axis=1), seed=3)
+    indptr, indices = symmetric(3001 + 1200 + 7, edges)
+    adjacency = sp.csr_matrix((np.ones(indices.size), indices, indptr))
+    for source in (int(edges[0, 0]), int(edges[1, -1]), int(edges[0, 1500])):
+        want = shortest_path(adjacency, unweighted=True, indices=source)
+        want = np.where(np.isinf(want), -1, want).astype(np.int64)
+        np.testing.assert_array_equal(pieces._hops(adjacency, source), want)

@@ -157,6 +157,11 @@ def _pockets_near(adjacency, near, most: float, deepest: int) -> np.ndarray:
     return near
 
 
+# Levels found one search each (milliseconds for the thousands of levels of road networks and meshes);
+# a graph with more levels (a long path) has its depths found by pointer jumping instead.
+SEARCHED_LEVELS = 1 << 14
+
+
 def _hops(adjacency, source: int) -> np.ndarray:
     """Hops from ``source`` of every vertex (int64), -1 where it is not reached."""
     from scipy.sparse.csgraph import breadth_first_order
@@ -169,10 +174,26 @@ def _hops(adjacency, source: int) -> np.ndarray:
     parents = position[parent[order[1:]]]
     level = np.full(adjacency.shape[0], -1, dtype=np.int64)
     starts = [0, 1]
-    while starts[-1] < order.size:
+    while starts[-1] < order.size and len(starts) <= SEARCHED_LEVELS:
         starts.append(1 + int(np.searchsorted(parents, starts[-1], side="left")))
-    level[order] = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    if starts[-1] < order.size:  # a long, thin graph: every position's depth in log2(levels) passes
+        level[order] = _depths(parents)
+    else:
+        level[order] = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
     return level
+
+
+def _depths(parents: np.ndarray) -> np.ndarray:
+    """Depth of every position of a breadth-first order, from ``parents`` (the parent's position of
+    positions 1, 2, ...), by pointer jumping: each pass adds the depth up to the ancestor a position
+    points at and points it twice as far up."""
+    up = np.concatenate([[0], parents])
+    depth = np.ones(up.size, dtype=np.int64)
+    depth[0] = 0
+    while up.size > 1 and np.any(up[1:]):
+        depth += depth[up]
+        up = up[up]
+    return depth
 
 
 def piece_graph(indptr, indices, vertices) -> tuple[np.ndarray, np.ndarray]:
