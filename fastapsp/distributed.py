@@ -293,8 +293,9 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype, on_device:
         flat = xp.concatenate([xp.asarray(rows, dtype=dtype).ravel() for rows in mine]) if mine else \
             xp.empty(0, dtype=dtype)
         parts = share_on_device(comm, flat, [(0, counts[comm.rank])] * comm.size, counts, dtype)
-        parts[comm.rank] = flat
-        return _blocks_of(parts, partition, spread)
+        if parts is not None:  # (None: no room on some GPU for the copy; through the host below)
+            parts[comm.rank] = flat
+            return _blocks_of(parts, partition, spread)
     if sum(counts) > _MPI_COUNT_LIMIT:  # pragma: no cover - more than 8 GB in float32
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         gathered = {}

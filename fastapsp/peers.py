@@ -58,8 +58,16 @@ class _Exposed:
         import cupy
 
         self.nbytes = max(int(nbytes), 1)
-        self.ptr = cupy.cuda.runtime.malloc(self.nbytes)
-        self.handle = cupy.cuda.runtime.ipcGetMemHandle(self.ptr)
+        try:
+            self.ptr = cupy.cuda.runtime.malloc(self.nbytes)
+        except cupy.cuda.runtime.CUDARuntimeError:  # the pool may hold what is free: give it back, once
+            cupy.get_default_memory_pool().free_all_blocks()
+            self.ptr = cupy.cuda.runtime.malloc(self.nbytes)
+        try:
+            self.handle = cupy.cuda.runtime.ipcGetMemHandle(self.ptr)
+        except Exception:
+            self.free()
+            raise
 
     def view(self, size: int, dtype):
         import cupy
@@ -127,16 +135,16 @@ def peer_rate(comm, probe: int = PROBE_BYTES) -> float | None:
     return probe / max(max(times), 1e-9)
 
 
-def share_on_device(comm, flat, segments, counts, dtype) -> list:
+def share_on_device(comm, flat, segments, counts, dtype) -> list | None:
     """What every other rank sends this one, copied from its GPU: ``[o]`` a device array of
-    ``counts[o]`` elements from rank ``o`` (an empty one for this rank).
+    ``counts[o]`` elements from rank ``o`` (an empty one for this rank); None on every rank where a
+    rank could not expose its buffer (no room on its GPU for the copy): the caller sends through the host.
 
     Collective over ``comm`` (one node, :func:`peer_rate` not None).  ``flat``: this rank's 1-d device
     array of everything it sends; ``segments[d] = (offset, count)``: the elements of ``flat`` for rank
     ``d``, whose ``counts[me]`` equals ``count`` (both sides derive them from the same plan).  Every rank
-    makes the same collectives whatever fails: a rank that cannot expose its buffer fails every rank;
-    a failed copy is raised on its rank after the last barrier (run this where a failure ends the job,
-    :func:`fastapsp.comm.run_or_abort`).
+    makes the same collectives whatever fails; a failed copy is raised on its rank after the last
+    barrier (run this where a failure ends the job, :func:`fastapsp.comm.run_or_abort`).
     """
     import cupy
 
@@ -149,25 +157,26 @@ def share_on_device(comm, flat, segments, counts, dtype) -> list:
             exposed.view(flat.size, dtype)[...] = flat
         cupy.cuda.get_current_stream().synchronize()
         mine = (exposed.handle, [int(segment[0]) * dtype.itemsize for segment in segments])
-    except Exception as exc:  # noqa: BLE001 - said to every rank by the allgather below
-        problem = exc
+    except Exception:  # noqa: BLE001 - no room for the copy: every rank hears it and goes through the host
+        if exposed is not None:
+            exposed.free()
+        exposed = None
     table = comm.allgather(mine)
-    missing = [r for r, entry in enumerate(table) if entry is None]
+    if any(entry is None for entry in table):
+        if exposed is not None:
+            exposed.free()
+        return None
     received = []
-    if not missing:
-        try:
-            for o in range(comm.size):
-                out = cupy.empty(0 if o == me else int(counts[o]), dtype=dtype)
-                if out.size:
-                    _copy_from(table[o][0], table[o][1][me], out)
-                received.append(out)
-        except Exception as exc:  # noqa: BLE001 - raised after the barrier, so no rank waits for this one
-            problem = exc
-        comm.Barrier()  # every rank has copied from this one before it frees its buffer
-    if exposed is not None:
-        exposed.free()
+    try:
+        for o in range(comm.size):
+            out = cupy.empty(0 if o == me else int(counts[o]), dtype=dtype)
+            if out.size:
+                _copy_from(table[o][0], table[o][1][me], out)
+            received.append(out)
+    except Exception as exc:  # noqa: BLE001 - raised after the barrier, so no rank waits for this one
+        problem = exc
+    comm.Barrier()  # every rank has copied from this one before it frees its buffer
+    exposed.free()
     if problem is not None:
         raise problem
-    if missing:
-        raise RuntimeError(f"rank {missing[0]} could not expose its device memory to the other ranks (CUDA IPC)")
     return received

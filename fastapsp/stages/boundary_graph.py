@@ -780,6 +780,7 @@ class BoundaryGraph:
             pieces = [closed[s][:rows].ravel() for s, rows in parts(me, d)] if d != me else []
             sends.append(xp.concatenate(pieces) if pieces else xp.empty(0, dtype=self.dtype))
         counts = [0 if o == me else sum(rows * int(sizes[s]) for s, rows in parts(o, me)) for o in range(ranks)]
+        got = None
         if self.on_device:  # one buffer of everything this rank sends; each rank copies its segment
             from ..peers import share_on_device
 
@@ -787,7 +788,7 @@ class BoundaryGraph:
             flat = xp.concatenate(sends) if starts[-1] else xp.empty(0, dtype=self.dtype)
             got = share_on_device(comm, flat, [(int(starts[d]), int(sends[d].size)) for d in range(ranks)], counts,
                                   self.dtype)
-        else:
+        if got is None:  # through the host (or no room on some GPU for the copy)
             got = _send_receive([send.get() if hasattr(send, "get") else send for send in sends], counts, comm=comm,
                                 dtype=self.dtype)
         self.received_bytes.append(sum(counts) * self.dtype.itemsize)
