@@ -133,8 +133,24 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
     from fastapsp.stages.boundary_graph import BoundaryGraph, LevelTree, close_components, pack_boundary_rows
 
     comm = MPI.COMM_WORLD
-    name, _, mode = name.partition(":")  # "CASE:local": receiving costs more than any closure
+    # "CASE:local": receiving costs more than any closure; "CASE:peers": the closures go through
+    # peers.share_on_device (each rank exposes one flat buffer, the others take their segments), here
+    # stood in by host arrays gathered everywhere.
+    name, _, mode = name.partition(":")
     receive_cost = 10**9 if mode == "local" else 0
+    if mode == "peers":
+        from fastapsp import peers
+
+        def share_on_host(comm_, flat, segments, counts, dtype):
+            table = comm_.allgather((np.asarray(flat), [tuple(map(int, seg)) for seg in segments]))
+            got = []
+            for o, (theirs, cuts) in enumerate(table):
+                start, count = cuts[comm_.rank]
+                assert o == comm_.rank or count == counts[o], (o, count, counts[o])
+                got.append(np.empty(0, dtype) if o == comm_.rank else theirs[start : start + count].copy())
+            return got
+
+        peers.share_on_device = share_on_host
     graph, labels, k, limits, dtype = _case(name)
     part = make_partition(graph, labels, k, method="given", seed=0, imbalance=1.0, seconds=0.0)
     tree = comm.bcast(LevelTree(graph, part, seed=42, **limits) if comm.rank == 0 else None)
@@ -166,7 +182,7 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
 
     def build_and_rows():
         bg = BoundaryGraph(graph, part, blocks, np, dtype, tree=tree, comm=comm, components=mine,
-                           receive_cost=receive_cost)
+                           receive_cost=receive_cost, on_device=mode == "peers")
         return bg, {p: rows.copy() for p, rows in bg.boundary_rows(mine)}
 
     bg, rows = run_or_abort(comm, "building the boundary graph", build_and_rows)
@@ -228,10 +244,11 @@ def _launch(ranks, *args, timeout=120):
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", CASES + ["grid:peers", "random:peers"])
 @pytest.mark.mpi
 @pytest.mark.skipif(find_mpiexec() is None, reason="no mpiexec (install the 'mpi' extra)")
 def test_split_levels_equal_one_process_bit_for_bit(tmp_path, case, ranks):
+    """Through the host, or each rank's one exposed buffer read in segments (``:peers``, as GPU to GPU)."""
     out = tmp_path / "result.json"
     proc = _launch(ranks, case, out)
     assert proc.returncode == 0, proc.stderr

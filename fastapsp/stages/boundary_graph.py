@@ -644,9 +644,9 @@ class BoundaryGraph:
         a rank closes itself what costs it less than receiving it
         (:func:`assign_closures`).  0, the default: only the balance counts.
     on_device : bool
-        With ``comm`` on CuPy: the closures travel GPU to GPU
-        (:func:`fastapsp.peers.share_on_device`: every rank of ``comm`` on one node,
-        as :func:`fastapsp.peers.peer_rate` found), not through the host.
+        With ``comm``: the closures travel through :func:`fastapsp.peers.share_on_device`,
+        GPU to GPU (every rank of ``comm`` on one node, as :func:`fastapsp.peers.peer_rate`
+        found), not through the host.
 
     Examples
     --------
@@ -665,7 +665,7 @@ class BoundaryGraph:
                  components=None, packing: Packing | None = None, receive_cost: int = 0, on_device: bool = False):
         self.xp = xp
         self.receive_cost = int(receive_cost)
-        self.on_device = bool(on_device) and xp is not np
+        self.on_device = bool(on_device)
         self.dtype = np.dtype(dtype)
         if tree is None:
             backend = "numpy" if xp is np else "cupy"
