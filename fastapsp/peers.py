@@ -19,7 +19,9 @@ cost model weighs sharing against closing at that rate
 
 :func:`share_on_device` then moves the arrays: each rank exposes one flat
 device buffer, every rank copies its segments of the others' buffers, and
-nobody frees its buffer before every rank has copied (one barrier).
+nobody frees its buffer before every rank has copied (one allgather of whether
+each rank's copies succeeded: where any failed, every rank sends that exchange
+through the host instead).
 """
 
 from __future__ import annotations
@@ -138,19 +140,19 @@ def peer_rate(comm, probe: int = PROBE_BYTES) -> float | None:
 def share_on_device(comm, flat, segments, counts, dtype) -> list | None:
     """What every other rank sends this one, copied from its GPU: ``[o]`` a device array of
     ``counts[o]`` elements from rank ``o`` (an empty one for this rank); None on every rank where a
-    rank could not expose its buffer (no room on its GPU for the copy): the caller sends through the host.
+    rank could not expose its buffer (no room on its GPU for the copy) or a copy failed: the caller
+    then sends through the host.
 
     Collective over ``comm`` (one node, :func:`peer_rate` not None).  ``flat``: this rank's 1-d device
     array of everything it sends; ``segments[d] = (offset, count)``: the elements of ``flat`` for rank
     ``d``, whose ``counts[me]`` equals ``count`` (both sides derive them from the same plan).  Every rank
-    makes the same collectives whatever fails; a failed copy is raised on its rank after the last
-    barrier (run this where a failure ends the job, :func:`fastapsp.comm.run_or_abort`).
+    makes the same collectives whatever fails.
     """
     import cupy
 
     dtype = np.dtype(dtype)
     me = comm.rank
-    exposed = mine = problem = None
+    exposed = mine = None
     try:
         exposed = _Exposed(flat.size * dtype.itemsize)
         if flat.size:
@@ -173,10 +175,8 @@ def share_on_device(comm, flat, segments, counts, dtype) -> list | None:
             if out.size:
                 _copy_from(table[o][0], table[o][1][me], out)
             received.append(out)
-    except Exception as exc:  # noqa: BLE001 - raised after the barrier, so no rank waits for this one
-        problem = exc
-    comm.Barrier()  # every rank has copied from this one before it frees its buffer
+    except Exception:  # noqa: BLE001 - a copy that fails sends every rank through the host instead
+        received = None
+    copied = all(comm.allgather(received is not None))  # (also: every rank has copied before any frees)
     exposed.free()
-    if problem is not None:
-        raise problem
-    return received
+    return received if copied else None

@@ -5,8 +5,9 @@ Usage (under mpiexec or alone)::
     python tests/plan_driver.py GRAPH OUT.npy|none K METHOD [--stats PREFIX] [DECISION=0|1 ...] [SETTING=VALUE ...]
 
 DECISION is ``each_pair_once`` or ``close_everywhere``: the variants tests compare with the defaults.
-SETTING is ``backend`` (default numpy) or ``dense_limit`` / ``super_size`` (the boundary graph's, for
-the backend run: small ones make upper levels of a small graph).
+SETTING is ``backend`` (default numpy), ``dense_limit`` / ``super_size`` (the boundary graph's, for
+the backend run: small ones make upper levels of a small graph) or ``fail_copy`` (a rank whose copies
+from the other ranks' GPUs fail).
 """
 
 import json
@@ -31,12 +32,20 @@ def main(argv):
             from fastapsp.stages import boundary_graph
 
             getattr(boundary_graph, name.upper())[backend] = int(items.pop(name))
+    failing = items.pop("fail_copy", None)  # this rank's copies from the other GPUs fail once planned
     force = {key: value == "1" for key, value in items.items()}
     comm = get_comm()
     opts = SolveOptions(graph=graph_path, k=int(k), backend=backend, output=output, sssp_method=method, stats=stats,
                         quiet=True)
     graph = read_graph(graph_path, comm=comm)
     plan = make_plan(graph, opts, comm=comm, force=force)
+    if failing is not None and comm.rank == int(failing):  # after the rate was measured
+        from fastapsp import peers
+
+        def fail(*args):
+            raise RuntimeError("copy refused")
+
+        peers._copy_from = fail
     outcome = execute(plan, graph, comm=comm)
     if comm.rank == 0:
         print(json.dumps({"local_closures": outcome.report.get("local_closures"),

@@ -144,6 +144,29 @@ def test_closures_travel_gpu_to_gpu(tmp_path, serial_result, ranks, everywhere):
     assert said["local_closures"] == closes
 
 
+@pytest.mark.gpu
+def test_a_failing_gpu_to_gpu_copy_sends_the_closures_through_the_host(tmp_path, serial_result):
+    """Rank 1's copies from the other GPUs fail (after the rate was measured): every exchange goes
+    through the host instead, the job does not fail and the distances are one process's."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("cupy")
+    from cli_util import ROOT, cli_env
+
+    out = tmp_path / "d.npy"
+    cmd = [find_mpiexec(), "-n", "2", sys.executable, str(ROOT / "tests" / "plan_driver.py"), str(MINNESOTA),
+           str(out), "9", "boundary-graph", "close_everywhere=0", "backend=cupy", "dense_limit=20",
+           "super_size=12", "fail_copy=1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=cli_env())
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(out), serial_result)
+    said = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert said["peer_rate"] and said["peer_rate"] > 0  # the plan meant the closures to travel GPU to GPU
+    assert any(level["received_bytes"] > 0 for mine in said["upper_levels"] for level in mine)
+
+
 def test_bad_line_in_the_last_ranks_share_fails_once(tmp_path):
     """The ranks parse a share of the lines each (fastapsp/io/share.py): a bad weight that only the last
     rank's share holds ends every rank, with the one-process message printed once."""
