@@ -197,6 +197,8 @@ def execute(plan, graph, *, comm, seconds: dict | None = None, startup: float = 
         report["rank_seconds"] = [{key: round(value, 6) for key, value in part.items()} for part in each]
     if closures is not None:
         report["local_closures"] = closures
+        if comm.size > 1:  # how the closures travel: GPU to GPU at this rate, or through the host (None)
+            report["peer_bytes_per_second"] = None if plan.peer_rate is None else round(plan.peer_rate)
     if any(upper):
         report["upper_levels"] = upper if comm.size > 1 else upper[0]
     packed = [part.get("packed_16bit") for part in notes]

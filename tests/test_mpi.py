@@ -95,6 +95,7 @@ def test_both_boundary_methods_under_mpi(tmp_path, serial_result, method, ranks)
     assert f'"sssp_method": "{method}"' in report.read_text()
     if method == "boundary-graph":  # NumPy's closures are slow: the cost model shares the rows
         assert '"local_closures": "each rank closes its share"' in report.read_text()
+        assert '"peer_bytes_per_second": null' in report.read_text()  # on the host: no GPUs to copy between
 
 
 def test_every_rank_closing_every_component_gives_the_same_file(tmp_path, serial_result):

@@ -9,7 +9,9 @@
 #   OUT=/tmp/out FASTAPSP_COMMIT=$(git rev-parse --short HEAD) RANKS_LIST="1 2 4" \
 #       GRAPHS="roadFLA del21-unit del22-unit" bash benchmarks/device/scaleout.sh
 # Graphs: roadFLA from shared/data; del21-unit and del22-unit made by scripts/make_delaunay.py
-# (--scale 21/22 --seed 1, in the background while the kernels are built).  DRY=1: a CPU dry run on
+# (--scale 21/22 --seed 1, in the background while the kernels are built).  HOST_BASELINE=1: every run
+# of several ranks again with the closures sent through the host (benchmarks/closures_through_host.py,
+# host-GRAPH-ranksR.json), the baseline of the GPU-to-GPU copies.  DRY=1: a CPU dry run on
 # tiny graphs (NumPy, 1 and 2 ranks of the MPI launcher found on PATH).
 set -u
 cd "$(dirname "$0")/../.."
@@ -64,7 +66,17 @@ for g in $GRAPHS; do
     [ -n "$path" ] || { echo "note: $g missing (skipped)"; continue; }
     # untimed: the binary graph cache written beside the file, so that every timed run maps it alike
     "$PYTHON" -c "import sys, fastapsp.io as io; io.read_graph(sys.argv[1], cache='auto')" "$path" > /dev/null 2>&1
-    for r in $RANKS_LIST; do one "$g" "$path" "$r"; save; done
+    for r in $RANKS_LIST; do
+        one "$g" "$path" "$r"; save
+        if [ "${HOST_BASELINE:-0}" = 1 ] && [ "$r" != 1 ]; then  # the same run, closures through the host
+            start=$("$PYTHON" -c 'import time; print(time.time())')
+            timeout "${RUN_TIMEOUT:-590}" mpirun -n "$r" $MPI_FLAGS "$PYTHON" benchmarks/closures_through_host.py -- \
+                solve "$path" --output none --quiet --verify "$VERIFY" --backend "$BACKEND" \
+                --report "benchmarks/results/$TAG/host-$g-ranks$r.json" > "$OUT/host-$g-ranks$r.txt" 2>&1
+            echo "$g r$r closures through the host: rc=$? $("$PYTHON" -c "import time; print(round(time.time() - $start, 2))") s"
+            save
+        fi
+    done
 done
 "$PYTHON" benchmarks/scaling_model.py --reports benchmarks/results/$TAG/*-r[0-9]*.json \
     --json "benchmarks/results/$TAG/model.json" | tee "$OUT/model-$TAG.txt"
