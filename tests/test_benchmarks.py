@@ -482,3 +482,25 @@ def test_scalar_operator_sites_counts_each_array_ufunc_call_by_its_stack():
     assert np.array_equal(result.values, [2, 3])
     assert list(sites.dispatches.items()) == [(("subtract.__call__", f"tests/test_benchmarks.py:{here}", "-"), 1)]
     assert "# dispatch subtract.__call__ 1 tests/test_benchmarks.py:%d -" % here in tool.report(sites)
+
+
+def test_closures_through_host_finds_no_link_between_the_gpus(tmp_path, monkeypatch):
+    """benchmarks/closures_through_host.py runs the command line with the plan's peer_rate replaced by
+    None (checked in-process: the report's solve and the patch), and keeps the command's status."""
+    needs_libraries()
+    import importlib.util
+
+    import fastapsp.planning as planning
+
+    spec = importlib.util.spec_from_file_location("closures_through_host", BENCH / "closures_through_host.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(planning, "peer_rate", planning.peer_rate)  # restored after the test
+    report = tmp_path / "r.json"
+    monkeypatch.setattr(sys, "argv", ["closures_through_host.py", "--", "solve", str(DATA / "minnesota.mtx.gz"),
+                                      "--output", "none", "--backend", "numpy", "--quiet", "--report", str(report)])
+    assert module.main() == 0
+    assert planning.peer_rate(object()) is None
+    assert json.loads(report.read_text())["n"] == 2642
+    monkeypatch.setattr(sys, "argv", ["closures_through_host.py", "--", "solve", str(tmp_path / "missing.mtx")])
+    assert module.main() != 0
