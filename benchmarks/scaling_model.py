@@ -33,8 +33,12 @@ Rank laws (the schedule of the inputs: every rank closes every component and kee
   schedule's imbalance ``ceil(k/p) p / k`` (whole components per rank);
 * the other schedule, each rank closes its share and the closed boundary rows travel, is also
   evaluated: local_fw divides too, and ``B c`` distances of 4 bytes travel at the rate measured in the
-  inputs that shared them (``share_rows`` seconds, slowest rank included).  The prediction is the
-  smaller of the two totals; the table names the schedule.
+  inputs that shared them (``share_rows`` seconds, slowest rank included);
+* on the GPUs of one node (p <= ``NODE_GPUS``), where the ranks copy closures GPU to GPU
+  (``fastapsp/peers.py``; the rate from the reports' ``peer_bytes_per_second`` or ``--peer-rate``): local_fw
+  divides, the upper levels below the top divide (the top, closed by every rank, is the reference's last
+  ``upper_levels`` entry's share of their closing), and the ``B c`` distances travel at that rate.
+  The prediction is the smallest of the totals; the table names the schedule.
 
 Targets: ``del21-unit`` as measured; ``del22-unit`` (2^22 points, m = 3n, c and b as del21); and
 ``road-24M``, ``scripts/make_grid_road.py --rows 4899 --cols 4899`` (n = 24,000,201, m = 2n arcs of each
@@ -67,6 +71,7 @@ SERIAL = ("read", "backend", "choose_k", "partition", "local_fw", "boundary_grap
 DIVIDED = ("boundary_rows", "extract", "min_plus", "assemble", "sssp", "build", "floyd_warshall", "stats",
            "host_copy", "write")
 BYTES_PER_DISTANCE = 4  # float32, the dtype of the inputs
+NODE_GPUS = 8  # GPUs of one node: the ranks beyond one node copy closures through the host
 
 
 def load(paths) -> list[dict]:
@@ -130,6 +135,23 @@ def share_rate(reports) -> float | None:
     return sent / seconds if seconds else None
 
 
+def peer_rate(reports) -> float | None:
+    """Bytes per second of the ranks' GPU-to-GPU copies (``peer_bytes_per_second``), the median over the
+    reports that measured one, or None."""
+    rates = sorted(r["peer_bytes_per_second"] for r in reports if r.get("peer_bytes_per_second"))
+    return float(rates[len(rates) // 2]) if rates else None
+
+
+def top_share(ref: dict) -> float:
+    """The share of the upper levels' closing seconds that the top level took in ``ref`` (every rank closes
+    the top), 1 where the report does not say (then nothing of the upper levels divides)."""
+    levels = ref.get("upper_levels") or []
+    if levels and not isinstance(levels[0], dict):  # several ranks: rank 0's
+        levels = levels[0]
+    closing = sum(level.get("close", 0.0) for level in levels)
+    return levels[-1].get("close", 0.0) / closing if closing > 0 else 1.0
+
+
 def scaled_stages(ref: dict, target: dict, exponent: float) -> dict:
     """The reference's stage seconds scaled to the target graph by the size laws."""
     s0 = spec_of(ref)
@@ -150,8 +172,10 @@ def scaled_stages(ref: dict, target: dict, exponent: float) -> dict:
     return stages
 
 
-def predict(stages: dict, target: dict, p: int, rate: float | None, startup: float) -> dict:
-    """Seconds on p ranks under both schedules; the smaller is the prediction."""
+def predict(stages: dict, target: dict, p: int, rate: float | None, startup: float, peer: float | None = None,
+            top: float = 1.0) -> dict:
+    """Seconds on p ranks under every schedule; the smallest is the prediction.  ``peer``: the GPU-to-GPU
+    rate (one node, p <= NODE_GPUS); ``top``: the upper levels' share that every rank closes."""
     k = target["k"]
     imbalance = math.ceil(k / p) * p / k
     serial = sum(stages.get(s, 0.0) for s in SERIAL) + stages["other"] + startup
@@ -165,6 +189,13 @@ def predict(stages: dict, target: dict, p: int, rate: float | None, startup: flo
         out["close_share"] = shared
         if shared < everywhere:
             out.update(total=shared, schedule="each rank closes its share, rows travel")
+    if 1 < p <= NODE_GPUS and peer:
+        traffic = target["B"] * target["c"] * BYTES_PER_DISTANCE / peer
+        copied = (everywhere - stages.get("local_fw", 0.0) * (1 - imbalance / p)
+                  - stages.get("boundary_graph", 0.0) * (1 - top) * (1 - 1 / p) + traffic)
+        out["gpu_to_gpu"] = copied
+        if copied < out["total"]:
+            out.update(total=copied, schedule="closures shared GPU to GPU")
     return out
 
 
@@ -204,6 +235,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Predict fastapsp solve times on 1-64 GPUs from stage seconds.")
     parser.add_argument("--reports", nargs="*", help="solve reports (default: benchmarks/results/scaling/inputs)")
     parser.add_argument("--family-exponent", type=float, help="e of boundary_graph ~ B^e (default: fitted)")
+    parser.add_argument("--peer-rate", type=float, metavar="BYTES_PER_S",
+                        help="GPU-to-GPU copy rate of one node's ranks (default: the reports' peer_bytes_per_second)")
     parser.add_argument("--json", metavar="FILE", help="also write the tables as JSON")
     args = parser.parse_args(argv)
     reports = load(args.reports or sorted(glob.glob(os.path.join(INPUTS, "*.json"))))
@@ -213,8 +246,10 @@ def main(argv=None) -> int:
         return 1
     exponent = args.family_exponent or family_exponent(refs) or 1.5
     rate = share_rate(reports)
+    peer = args.peer_rate or peer_rate(reports)
     print(f"boundary_graph ~ B^{exponent:.2f}; shared rows travel at "
-          f"{'unmeasured' if rate is None else f'{rate / 1e9:.2f} GB/s'}")
+          f"{'unmeasured' if rate is None else f'{rate / 1e9:.2f} GB/s'} through the host, "
+          f"{'unmeasured' if peer is None else f'{peer / 1e9:.2f} GB/s'} GPU to GPU")
     table, checks = [], []
     print("\npredictions (seconds)")
     print(f"{'graph':<11} {'device':<22} " + " ".join(f"{p:>9}" for p in GPUS) + "  largest stage at 64, schedule")
@@ -224,7 +259,8 @@ def main(argv=None) -> int:
             if graph != ref_graph:
                 continue
             stages = scaled_stages(ref, spec, exponent)
-            rows = [predict(stages, spec, p, rate, ref.get("startup_seconds") or 0.0) for p in GPUS]
+            rows = [predict(stages, spec, p, rate, ref.get("startup_seconds") or 0.0, peer, top_share(ref))
+                    for p in GPUS]
             last = rows[-1]
             shares = {name_: seconds * (last["imbalance"] / last["p"] if name_ in DIVIDED else 1.0)
                       for name_, seconds in stages.items()}
@@ -243,10 +279,14 @@ def main(argv=None) -> int:
             continue
         spec = spec_of(r)
         stages = scaled_stages(ref, spec, exponent)
-        got = predict(stages, spec, r["ranks"], rate, ref.get("startup_seconds") or 0.0)
+        got = predict(stages, spec, r["ranks"], rate, ref.get("startup_seconds") or 0.0,
+                      r.get("peer_bytes_per_second"), top_share(ref))
         schedule = r.get("local_closures") or ("each rank closes its share"
                                                if r["stages"].get("share_rows", 0) > 0.01 else "unknown")
-        want = got["close_share"] if "share" in schedule and "close_share" in got else got["close_everywhere"]
+        if "gpu_to_gpu" in got:  # the run measured a link between its GPUs: its closures went that way
+            schedule, want = f"{schedule}, GPU to GPU", got["gpu_to_gpu"]
+        else:
+            want = got["close_share"] if "share" in schedule and "close_share" in got else got["close_everywhere"]
         measured = r["total_seconds"] + (r.get("startup_seconds") or 0.0)
         error = (want - measured) / measured
         misses = stage_misses(stages, r, got["imbalance"], ref.get("startup_seconds") or 0.0)
@@ -258,7 +298,8 @@ def main(argv=None) -> int:
               + ", ".join(f"{name} {miss:+.2f}" for name, miss in misses))
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"exponent": exponent, "share_rate_bytes_per_s": rate, "predictions": table,
+            json.dump({"exponent": exponent, "share_rate_bytes_per_s": rate, "peer_rate_bytes_per_s": peer,
+                       "predictions": table,
                        "checks": checks}, fh, indent=2)
             fh.write("\n")
     return 0

@@ -64,3 +64,28 @@ def test_every_multi_gpu_report_is_checked(tables, model):
     for check in tables["checks"]:
         assert check["measured"] > 0 and check["predicted"] > 0
         assert abs(check["relative_error"]) < 0.6, check
+
+
+def test_gpu_to_gpu_closures_divide_the_closing_within_one_node(model):
+    """With a GPU-to-GPU rate the local closures and the upper levels below the top divide on p <= NODE_GPUS
+    ranks, the rows' bytes at that rate; beyond one node, or without a rate, the schedules stay as before."""
+    stages = {"read": 1.0, "choose_k": 0.5, "partition": 1.0, "local_fw": 2.0, "boundary_graph": 3.0,
+              "min_plus": 40.0, "other": 0.0}
+    spec = {"n": 1000, "m": 3000, "k": 100, "c": 10.0, "B": 200.0, "b": 2.0}
+    ref = {"upper_levels": [{"close": 1.0}, {"close": 1.0}, {"close": 2.0}]}  # the top: half the closing
+    top = model.top_share(ref)
+    assert top == pytest.approx(0.5)
+    assert model.top_share({}) == 1.0
+    assert model.top_share({"upper_levels": [[{"close": 1.0}, {"close": 3.0}], [{"close": 9.0}]]}) == 0.75
+    plain = model.predict(stages, spec, 2, None, 0.0)
+    fast = model.predict(stages, spec, 2, None, 0.0, peer=1e12, top=top)
+    traffic = spec["B"] * spec["c"] * model.BYTES_PER_DISTANCE / 1e12
+    assert fast["gpu_to_gpu"] == pytest.approx(plain["total"] - 2.0 * 0.5 - 3.0 * 0.5 * 0.5 + traffic)
+    assert fast["schedule"] == "closures shared GPU to GPU" and fast["total"] == fast["gpu_to_gpu"]
+    slow = model.predict(stages, spec, 2, None, 0.0, peer=1.0, top=top)  # one byte a second: not worth it
+    assert slow["total"] == plain["total"] and slow["schedule"] == plain["schedule"]
+    beyond = model.predict(stages, spec, model.NODE_GPUS * 2, None, 0.0, peer=1e12, top=top)
+    assert "gpu_to_gpu" not in beyond
+    assert model.peer_rate([{"peer_bytes_per_second": 3e10}, {"peer_bytes_per_second": None},
+                            {"peer_bytes_per_second": 1e11}, {}, {"peer_bytes_per_second": 5e10}]) == 5e10
+    assert model.peer_rate([{}]) is None
