@@ -290,12 +290,12 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype, on_device:
     if on_device:
         from .peers import share_on_device
 
-        flat = xp.concatenate([xp.asarray(rows, dtype=dtype).ravel() for rows in mine]) if mine else \
-            xp.empty(0, dtype=dtype)
-        parts = share_on_device(comm, flat, [(0, counts[comm.rank])] * comm.size, counts, dtype)
+        parts = share_on_device(comm, mine, [(0, counts[comm.rank])] * comm.size, counts, dtype)
         if parts is not None:  # (None: no room on some GPU for the copy; through the host below)
-            parts[comm.rank] = flat
-            return _blocks_of(parts, partition, spread)
+            parts[comm.rank] = None  # this rank's own blocks, as they are
+            gathered = _blocks_of(parts, partition, spread)
+            gathered.update((p, xp.asarray(blocks[p], dtype=dtype)) for p in spread[comm.rank])
+            return gathered
     if sum(counts) > _MPI_COUNT_LIMIT:  # pragma: no cover - more than 8 GB in float32
         host = {p: (rows.get() if hasattr(rows, "get") else np.asarray(rows)) for p, rows in blocks.items()}
         gathered = {}
@@ -314,9 +314,12 @@ def share_blocks(blocks: dict, partition, spread, *, comm, xp, dtype, on_device:
 
 
 def _blocks_of(parts: list, partition, spread) -> dict:
-    """``{p: L_p[:nb_p]}`` from ``parts[r]``, rank ``r``'s blocks of ``spread[r]`` one after another, flat."""
+    """``{p: L_p[:nb_p]}`` from ``parts[r]``, rank ``r``'s blocks of ``spread[r]`` one after another, flat
+    (None: not among them)."""
     gathered = {}
     for r, flat in enumerate(parts):
+        if flat is None:
+            continue
         offset = 0
         for p in spread[r]:
             nb, c = int(partition.boundary_per_part[p]), int(partition.sizes[p])

@@ -11,14 +11,14 @@ IPC) and copy what they need straight from the GPU that holds it, over
 NVLink where the GPUs have it.
 
 :func:`peer_rate` (collective) says whether every rank of a communicator can
-do so and how fast: all ranks on one node, each mapping its neighbour's
-memory, one timed copy of :data:`PROBE_BYTES` around the ring, the slowest
-rank's bytes per second (None where any rank cannot: the host path).  The
+do so and how fast: all ranks on one node, each copying :data:`PROBE_BYTES`
+from its neighbour the way :func:`share_on_device` copies, the slowest rank's
+bytes per second (None where any rank cannot: the host path).  The
 cost model weighs sharing against closing at that rate
 (:func:`fastapsp.cost.receive_relaxations`, :func:`fastapsp.cost.close_everywhere`).
 
-:func:`share_on_device` then moves the arrays: each rank exposes one flat
-device buffer, every rank copies its segments of the others' buffers, and
+:func:`share_on_device` moves the arrays: each rank writes what it sends into
+one device buffer it exposes, every rank copies its segments of the others', and
 nobody frees its buffer before every rank has copied (one allgather of whether
 each rank's copies succeeded: where any failed, every rank sends that exchange
 through the host instead).
@@ -103,50 +103,41 @@ def peer_rate(comm, probe: int = PROBE_BYTES) -> float | None:
     """Bytes per second of a rank copying from another rank's GPU, the slowest of ``comm``'s ranks, or
     None where the ranks cannot copy GPU to GPU (several nodes, no CUDA IPC, or one rank).
 
-    Collective.  Every rank exposes ``probe`` bytes and copies its right
-    neighbour's (rank ``r`` from ``r + 1``); the time counts the mapping, the
-    copy and the unmapping, as :func:`share_on_device` pays them.
+    Collective.  Every rank sends ``probe`` bytes to its left neighbour by :func:`share_on_device`
+    (rank ``r`` copies from ``r + 1``), and the time counts all that it pays: the exposed buffer, the
+    mapping, the copy and the ranks' agreements.
     """
     if comm is None or comm.size < 2 or not _one_node(comm):
         return None
-    exposed = seconds = None
     try:
         import cupy
 
-        exposed = _Exposed(probe)
-        out = cupy.empty(probe, dtype=np.uint8)
-        exposed.view(probe, np.uint8).fill(1)
-        cupy.cuda.get_current_stream().synchronize()
-        handle = exposed.handle
-    except Exception:  # noqa: BLE001 - no IPC on this rank: every rank takes the host path
-        handle = None
-    handles = comm.allgather(handle)
-    if all(h is not None for h in handles):
-        try:
-            start = time.perf_counter()
-            _copy_from(handles[(comm.rank + 1) % comm.size], 0, out)
-            seconds = time.perf_counter() - start
-        except Exception:  # noqa: BLE001 - this pair cannot map: the host path for everyone
-            seconds = None
-    comm.Barrier()  # every copy done before any rank frees what it exposed
-    if exposed is not None:
-        exposed.free()
-    times = comm.allgather(seconds)
-    if any(t is None for t in times):
+        piece = cupy.empty(probe, dtype=np.uint8)  # what it holds does not matter: only the copy is timed
+    except Exception:  # noqa: BLE001 - no room (or no CuPy) on this rank: every rank takes the host path
+        piece = None
+    if not all(comm.allgather(piece is not None)):
         return None
-    return probe / max(max(times), 1e-9)
+    left, right = (comm.rank - 1) % comm.size, (comm.rank + 1) % comm.size
+    start = time.perf_counter()
+    got = share_on_device(comm, [piece], [(0, probe if d == left else 0) for d in range(comm.size)],
+                          [probe if o == right else 0 for o in range(comm.size)], np.uint8)
+    seconds = time.perf_counter() - start
+    if got is None:  # (None on every rank alike)
+        return None
+    return probe / max(max(comm.allgather(seconds)), 1e-9)
 
 
-def share_on_device(comm, flat, segments, counts, dtype) -> list | None:
+def share_on_device(comm, pieces, segments, counts, dtype) -> list | None:
     """What every other rank sends this one, copied from its GPU: ``[o]`` a device array of
     ``counts[o]`` elements from rank ``o`` (an empty one for this rank); None on every rank where a
     rank could not expose its buffer (no room on its GPU for the copy) or a copy failed: the caller
     then sends through the host.
 
-    Collective over ``comm`` (one node, :func:`peer_rate` not None).  ``flat``: this rank's 1-d device
-    array of everything it sends; ``segments[d] = (offset, count)``: the elements of ``flat`` for rank
-    ``d``, whose ``counts[me]`` equals ``count`` (both sides derive them from the same plan).  Every rank
-    makes the same collectives whatever fails.
+    Collective over ``comm`` (one node, :func:`peer_rate` not None).  ``pieces``: this rank's device
+    arrays of everything it sends, written one after another into the one buffer it exposes;
+    ``segments[d] = (offset, count)``: the elements of that buffer for rank ``d``, whose ``counts[me]``
+    equals ``count`` (both sides derive them from the same plan).  Every rank makes the same
+    collectives whatever fails.
     """
     import cupy
 
@@ -154,9 +145,12 @@ def share_on_device(comm, flat, segments, counts, dtype) -> list | None:
     me = comm.rank
     exposed = mine = None
     try:
-        exposed = _Exposed(flat.size * dtype.itemsize)
-        if flat.size:
-            exposed.view(flat.size, dtype)[...] = flat
+        total = sum(int(piece.size) for piece in pieces)
+        exposed = _Exposed(total * dtype.itemsize)
+        buffer, at = exposed.view(total, dtype), 0
+        for piece in pieces:
+            buffer[at : at + piece.size] = piece.ravel()
+            at += int(piece.size)
         cupy.cuda.get_current_stream().synchronize()
         mine = (exposed.handle, [int(segment[0]) * dtype.itemsize for segment in segments])
     except Exception:  # noqa: BLE001 - no room for the copy: every rank hears it and goes through the host

@@ -45,7 +45,6 @@ import numpy as np
 from .backend import available_bytes, device_csr, gpu_name, gpu_warm, resolve_backend
 from .comm import run_phase, select_device
 from .peers import peer_rate
-from .watch import note_phase
 from .cost import choose_boundary_rows, close_everywhere, default_k, predict
 from .components import nonempty
 from .distributed import choose_k_everywhere, partition_everywhere, tree_schedule
@@ -464,8 +463,7 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
                                                comm=comm)
         seconds["tree"] = time.perf_counter() - t_tree
         if backend == "cupy" and comm.size > 1:  # closures may travel GPU to GPU: how fast, measured once
-            note_phase("measuring the copies between the GPUs")
-            peer = peer_rate(comm)
+            peer = run_phase(comm, "measuring the copies between the GPUs", peer_rate, comm)
         everywhere = close_everywhere(run_partition.sizes, run_partition.boundary_per_part, comm.size,
                                       backend=backend, dtype=compute_dtype, rate=peer)
         everywhere = bool(force.get("close_everywhere", everywhere)) and comm.size > 1

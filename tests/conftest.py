@@ -123,3 +123,18 @@ def dense_reference(n, src, dst, w, *, directed) -> np.ndarray:
             d[v, u] = min(d[v, u], x)
     np.fill_diagonal(d, 0.0)
     return dense_floyd_warshall(d)
+
+
+def share_on_host(comm, pieces, segments, counts, dtype):
+    """``fastapsp.peers.share_on_device`` stood in on the host, for MPI tests without GPUs: each rank's
+    pieces one after another in one flat array, gathered everywhere; every rank takes its segment of
+    each other rank's array (checking it is the count it expects)."""
+    flat = np.concatenate([np.asarray(piece, dtype=dtype).ravel() for piece in pieces]) if pieces else \
+        np.empty(0, dtype)
+    table = comm.allgather((flat, [tuple(map(int, segment)) for segment in segments]))
+    got = []
+    for o, (theirs, cuts) in enumerate(table):
+        start, count = cuts[comm.rank]
+        assert o == comm.rank or count == counts[o], (o, count, counts[o])
+        got.append(np.empty(0, dtype) if o == comm.rank else theirs[start : start + count].copy())
+    return got

@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve()
 def _rank_program(out: str) -> None:
     from mpi4py import MPI
 
+    from conftest import share_on_host
     from fastapsp import peers
     from fastapsp.distributed import share_blocks
     from fastapsp.io import read_graph
@@ -41,17 +42,11 @@ def _rank_program(out: str) -> None:
     mine = {p: want[p].copy() for p in spread[comm.rank]}
     calls = []
 
-    def share_on_host(comm_, flat, segments, counts, dtype):
+    def counting(comm_, pieces, segments, counts, dtype):
         calls.append(len(segments))
-        table = comm_.allgather((np.asarray(flat), [tuple(map(int, seg)) for seg in segments]))
-        got = []
-        for o, (theirs, cuts) in enumerate(table):
-            start, count = cuts[comm_.rank]
-            assert o == comm_.rank or count == counts[o], (o, count, counts[o])
-            got.append(np.empty(0, dtype) if o == comm_.rank else theirs[start : start + count].copy())
-        return got
+        return share_on_host(comm_, pieces, segments, counts, dtype)
 
-    peers.share_on_device = share_on_host
+    peers.share_on_device = counting
     results = {}
     for on_device in (False, True):
         got = share_blocks(mine, part, spread, comm=comm, xp=np, dtype=np.float32, on_device=on_device)

@@ -126,7 +126,7 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
     boundary rows of this rank's components; rank 0 checks everything and writes ``out``."""
     from mpi4py import MPI
 
-    from conftest import reference_apsp
+    from conftest import reference_apsp, share_on_host
     from fastapsp.comm import run_or_abort
     from fastapsp.partition import make_partition
     from fastapsp.schedule import component_costs, schedule_in_order
@@ -134,21 +134,12 @@ def _rank_program(name: str, out: str, fault: str | None) -> None:
 
     comm = MPI.COMM_WORLD
     # "CASE:local": receiving costs more than any closure; "CASE:peers": the closures go through
-    # peers.share_on_device (each rank exposes one flat buffer, the others take their segments), here
+    # peers.share_on_device (each rank exposes one buffer, the others take their segments), here
     # stood in by host arrays gathered everywhere.
     name, _, mode = name.partition(":")
     receive_cost = 10**9 if mode == "local" else 0
     if mode == "peers":
         from fastapsp import peers
-
-        def share_on_host(comm_, flat, segments, counts, dtype):
-            table = comm_.allgather((np.asarray(flat), [tuple(map(int, seg)) for seg in segments]))
-            got = []
-            for o, (theirs, cuts) in enumerate(table):
-                start, count = cuts[comm_.rank]
-                assert o == comm_.rank or count == counts[o], (o, count, counts[o])
-                got.append(np.empty(0, dtype) if o == comm_.rank else theirs[start : start + count].copy())
-            return got
 
         peers.share_on_device = share_on_host
     graph, labels, k, limits, dtype = _case(name)

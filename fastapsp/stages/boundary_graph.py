@@ -68,7 +68,7 @@ import numpy as np
 from ..backend import array_module, available_bytes, gpu_warm
 from ..graph import arc_positions, distinct
 from .build import build_component_matrix
-from .floyd_warshall import blocked_floyd_warshall, close_many
+from .floyd_warshall import DEFAULT_TILE, blocked_floyd_warshall, close_many
 from .min_plus import Packing, min_plus
 
 __all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closes_by_searches",
@@ -246,13 +246,13 @@ def _runs_within(items: np.ndarray, sizes: np.ndarray, limit: int):
 
 def _similar_sizes(matrices: list, ratio: float = SIMILAR_TILES) -> list:
     """``matrices`` in batches closed together: largest first, each batch's smallest at least ``ratio``
-    of its largest in tiles of 64 (one batch's grid fits its largest; a much smaller matrix would leave
-    most of its blocks idle)."""
+    of its largest in Floyd-Warshall tiles (one batch's grid fits its largest; a much smaller matrix would
+    leave most of its blocks idle)."""
     ordered = sorted(matrices, key=lambda m: -m.shape[0])
     batches: list = []
     for matrix in ordered:
-        tiles = -(-matrix.shape[0] // 64)
-        if batches and tiles >= ratio * -(-batches[-1][0].shape[0] // 64):
+        tiles = -(-matrix.shape[0] // DEFAULT_TILE)
+        if batches and tiles >= ratio * -(-batches[-1][0].shape[0] // DEFAULT_TILE):
             batches[-1].append(matrix)
         else:
             batches.append([matrix])
@@ -775,20 +775,19 @@ class BoundaryGraph:
             return [(s, int(sizes[s]) if need[d, s] else int(step.nb[s]))
                     for s in np.flatnonzero(owner == o).tolist() if not closes[d, s]]
 
-        sends = []
-        for d in range(ranks):
-            pieces = [closed[s][:rows].ravel() for s, rows in parts(me, d)] if d != me else []
-            sends.append(xp.concatenate(pieces) if pieces else xp.empty(0, dtype=self.dtype))
+        pieces = [[closed[s][:rows] for s, rows in parts(me, d)] if d != me else [] for d in range(ranks)]
         counts = [0 if o == me else sum(rows * int(sizes[s]) for s, rows in parts(o, me)) for o in range(ranks)]
         got = None
         if self.on_device:  # one buffer of everything this rank sends; each rank copies its segment
             from ..peers import share_on_device
 
-            starts = np.concatenate([[0], np.cumsum([send.size for send in sends])])
-            flat = xp.concatenate(sends) if starts[-1] else xp.empty(0, dtype=self.dtype)
-            got = share_on_device(comm, flat, [(int(starts[d]), int(sends[d].size)) for d in range(ranks)], counts,
-                                  self.dtype)
+            lengths = [sum(int(piece.size) for piece in mine) for mine in pieces]
+            starts = np.concatenate([[0], np.cumsum(lengths)])
+            got = share_on_device(comm, [piece for mine in pieces for piece in mine],
+                                  [(int(starts[d]), lengths[d]) for d in range(ranks)], counts, self.dtype)
         if got is None:  # through the host (or no room on some GPU for the copy)
+            sends = [xp.concatenate([piece.ravel() for piece in mine]) if mine else xp.empty(0, dtype=self.dtype)
+                     for mine in pieces]
             got = _send_receive([send.get() if hasattr(send, "get") else send for send in sends], counts, comm=comm,
                                 dtype=self.dtype)
         self.received_bytes.append(sum(counts) * self.dtype.itemsize)
@@ -815,7 +814,7 @@ class BoundaryGraph:
         The matrices are all held at once either way (the level keeps every closure
         until the next level is made).
         """
-        rows, cols, weights, group = step.inner
+        group = step.inner[3]
         order = np.argsort(group, kind="stable")  # each super-group's arcs, found once for the level
         bounds = np.searchsorted(group[order], np.concatenate([supers, supers + 1]))
         arcs = {int(s): order[bounds[i] : bounds[supers.size + i]] for i, s in enumerate(supers)}
