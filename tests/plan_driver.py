@@ -6,8 +6,9 @@ Usage (under mpiexec or alone)::
 
 DECISION is ``each_pair_once`` or ``close_everywhere``: the variants tests compare with the defaults.
 SETTING is ``backend`` (default numpy), ``dense_limit`` / ``super_size`` (the boundary graph's, for
-the backend run: small ones make upper levels of a small graph) or ``fail_copy`` (a rank whose copies
-from the other ranks' GPUs fail).
+the backend run: small ones make upper levels of a small graph), ``receive_cost`` (the relaxations one
+received distance is priced at when the ranks share out the upper levels: 0 shares every super-group,
+whatever the measured rate) or ``fail_copy`` (a rank whose copies from the other ranks' GPUs fail).
 """
 
 import json
@@ -32,6 +33,11 @@ def main(argv):
             from fastapsp.stages import boundary_graph
 
             getattr(boundary_graph, name.upper())[backend] = int(items.pop(name))
+    if "receive_cost" in items:  # the price the executor hands the upper levels (fastapsp/components.py)
+        from fastapsp import components
+
+        price = int(items.pop("receive_cost"))
+        components.receive_relaxations = lambda *args, **kwargs: price
     failing = items.pop("fail_copy", None)  # this rank's copies from the other GPUs fail once planned
     force = {key: value == "1" for key, value in items.items()}
     comm = get_comm()

@@ -121,7 +121,9 @@ def test_every_rank_closing_every_component_gives_the_same_file(tmp_path, serial
 def test_closures_travel_gpu_to_gpu(tmp_path, serial_result, ranks, everywhere):
     """Ranks of one node (here sharing the GPUs there are) copy the closures from each other's GPU:
     the local closures' rows (unless every rank closes every component) and the upper levels' (small
-    limits make several levels of minnesota); the distances of one process."""
+    limits make several levels of minnesota; a received distance priced at nothing, so the ranks share
+    out every super-group: at the real price super-groups this small are closed by every rank); the
+    distances of one process."""
     import json
     import subprocess
     import sys
@@ -132,7 +134,7 @@ def test_closures_travel_gpu_to_gpu(tmp_path, serial_result, ranks, everywhere):
     out = tmp_path / "d.npy"
     cmd = [find_mpiexec(), "-n", str(ranks), sys.executable, str(ROOT / "tests" / "plan_driver.py"), str(MINNESOTA),
            str(out), "9", "boundary-graph", f"close_everywhere={everywhere}", "backend=cupy", "dense_limit=20",
-           "super_size=12"]
+           "super_size=12", "receive_cost=0"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=cli_env())
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(out), serial_result)
@@ -159,7 +161,7 @@ def test_a_failing_gpu_to_gpu_copy_sends_the_closures_through_the_host(tmp_path,
     out = tmp_path / "d.npy"
     cmd = [find_mpiexec(), "-n", "2", sys.executable, str(ROOT / "tests" / "plan_driver.py"), str(MINNESOTA),
            str(out), "9", "boundary-graph", "close_everywhere=0", "backend=cupy", "dense_limit=20",
-           "super_size=12", "fail_copy=1"]
+           "super_size=12", "receive_cost=0", "fail_copy=1"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=cli_env())
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(out), serial_result)
