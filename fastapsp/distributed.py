@@ -22,6 +22,7 @@ from .cost import auto_k, pieces_seconds
 from .errors import PartitionError
 from .partition import (Partition, load_partition, make_partition, partition_graph, partition_labels,
                         partition_method, refine_labels, save_partition)
+from .partition.initial import RankHelpers, serve
 from .partition.pieces import PIECES_FROM, cut_pieces, piece_graph, piece_imbalance
 from .schedule import component_costs, schedule_in_order
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree, levels_bytes
@@ -56,7 +57,8 @@ def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None, s
     """Every rank ends with the same Partition: made by rank 0, by all ranks in pieces, or loaded.
 
     First every rank checks that its graph is rank 0's (vertices, arcs and the CRC-32 of the CSR
-    arrays).  Then either rank 0 partitions the whole graph (or loads ``partition_file``), or, where
+    arrays).  Then either rank 0 partitions the whole graph (or loads ``partition_file``; with Jet the
+    other ranks partition a share of the pieces of its coarsest graph meanwhile, ``initial.serve``), or, where
     :func:`in_pieces` says so (``solve``: the cost model's seconds of the later stages on one rank, when
     it chose k), every rank partitions a piece of it (:func:`_labels_in_pieces`) and rank 0 puts the
     labels together.  Rank 0 broadcasts the partition whole, its arrays as buffers (labels,
@@ -72,21 +74,25 @@ def partition_everywhere(graph, opts, k: int, backend: str, *, comm, log=None, s
         base, method = partition_method(opts.partitioner, opts.refine, graph.n, backend)
         gathered = _labels_in_pieces(graph, opts, k, base, comm=comm)
 
-    def on_rank0():
+    def on_rank0(helpers):
         if pieces:
             return _partition_from_pieces(graph, opts, k, base, method, gathered)
         if opts.partition_file and os.path.exists(opts.partition_file):
             return load_partition(opts.partition_file, graph, opts.k, log=log)
         return partition_graph(graph, k, opts.partitioner, seed=opts.seed, imbalance=opts.imbalance,
-                               refine=opts.refine, backend=backend)
+                               refine=opts.refine, backend=backend, helpers=helpers)
 
     def made():
-        part = on_rank0()
+        if comm.size > 1:  # the other ranks partition pieces of Jet's coarsest graph meanwhile (serve)
+            with RankHelpers(comm) as helpers:
+                part = on_rank0(helpers)
+        else:
+            part = on_rank0(None)
         if opts.partition_file and not os.path.exists(opts.partition_file):
             save_partition(opts.partition_file, graph, part)
         return part
 
-    mine = run_phase(comm, "partitioning", made if comm.rank == 0 else (lambda: None))
+    mine = run_phase(comm, "partitioning", made if comm.rank == 0 else (lambda: serve(comm)))
     if comm.size == 1:
         return mine
     head = comm.bcast((mine.k, mine.method, mine.seed, mine.imbalance, mine.seconds, mine.edge_cut, mine.details)

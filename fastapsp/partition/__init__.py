@@ -84,7 +84,8 @@ def auto_partitioner(n: int, backend: str = "auto") -> str:
 
 
 def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DEFAULT_SEED,
-                    imbalance: float = DEFAULT_IMBALANCE, refine: str = "none", backend: str = "auto") -> Partition:
+                    imbalance: float = DEFAULT_IMBALANCE, refine: str = "none", backend: str = "auto",
+                    helpers=None) -> Partition:
     """Split ``graph`` into ``k`` components.
 
     Parameters
@@ -110,6 +111,10 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         ``boundary_vertices_before_refine`` and ``refine_seconds``.
     backend : {"auto", "numpy", "cupy"}
         Where the run computes: only ``auto`` looks at it.
+    helpers : RankHelpers, optional
+        Under MPI, on rank 0: the other ranks, waiting in
+        :func:`fastapsp.partition.initial.serve`, partition pieces of Jet's
+        coarsest graph (the same labels as without them).
 
     Returns
     -------
@@ -136,7 +141,7 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         raise ValueError(f"imbalance: {imbalance} is outside [0, 1)")
     start = time.perf_counter()
     indptr, indices = graph.undirected_adjacency()
-    labels, details = partition_labels(indptr, indices, k, base, seed=seed, imbalance=imbalance)
+    labels, details = partition_labels(indptr, indices, k, base, seed=seed, imbalance=imbalance, helpers=helpers)
     if method != base:
         labels, refined_details = refine_labels(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
         details.update(refined_details)
@@ -163,13 +168,17 @@ def partition_method(partitioner: str, refine: str, n: int, backend: str = "auto
     return base, (base + REFINED_SUFFIX if refined else base)
 
 
-def partition_labels(indptr, indices, k: int, base: str, *, seed: int, imbalance: float) -> tuple[np.ndarray, dict]:
+def partition_labels(indptr, indices, k: int, base: str, *, seed: int, imbalance: float,
+                     helpers=None) -> tuple[np.ndarray, dict]:
     """Labels of ``k`` components of a symmetric CSR structure by the partitioner ``base`` (a name of
     ``PARTITIONERS`` without ``+b``), vertices without arcs in components of their own
-    (:func:`~fastapsp.partition.isolated.partition_apart`); and the details for the partition's record."""
+    (:func:`~fastapsp.partition.isolated.partition_apart`); and the details for the partition's record.
+    ``helpers``: the other MPI ranks' help with Jet's initial partition
+    (:class:`~fastapsp.partition.initial.RankHelpers`; other partitioners do not take it)."""
     if k == 1:
         return np.zeros(np.asarray(indptr).size - 1, dtype=np.int32), {}
-    return partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed), imbalance=imbalance)
+    more = {"helpers": helpers} if helpers is not None and base == "jet" else {}
+    return partition_apart(indptr, indices, k, partial(PARTITIONERS[base], seed=seed, **more), imbalance=imbalance)
 
 
 def refine_labels(indptr, indices, labels, k: int, *, seed: int, imbalance: float, gpu: bool | None = None):

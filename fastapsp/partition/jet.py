@@ -17,7 +17,9 @@ Coarsening
 Initial partition
     METIS (pymetis, recursive bisection: on these small weighted graphs
     several times faster than its k-way, with a lower cut) on the coarsest
-    graph, with its vertex and edge weights.
+    graph, with its vertex and edge weights: its top bisections first, then
+    up to eight pieces each on its own, side by side in forked processes or
+    on the MPI ranks (:mod:`fastapsp.partition.initial`).
 Uncoarsening
     At every level, from the projected labels, Jet's refinement iterates:
     while the partition is balanced, *Jetlp*, an unconstrained label
@@ -62,7 +64,7 @@ from ..backend import mark_gpu_warm
 from ..errors import BackendError
 from ..graph import arc_rows, count_values
 from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
-from .metis import metis
+from .initial import initial_labels
 
 __all__ = ["jet", "jet_partition"]
 
@@ -73,13 +75,15 @@ COARSEST_PER_PART = 30  # coarsen until about this many vertices per part
 LP_FILTER_COARSE = 0.75  # Jetlp's c on coarse levels
 LP_FILTER_FINEST = 0.25  # and on the input graph
 PATIENCE = 4  # against 6 and 12: fewer iterations (each a host round trip on the GPU), about the same boundary (docs/kernels.md)
-METIS_RECURSIVE = True  # recursive bisection on the coarsest graph: faster than k-way there, lower cut (docs/kernels.md)
 MAX_ITERATIONS = 300
 SMALL_DEGREE = 16  # JET_SMALL_DEGREE of jet.cu: longer rows sum their connections in a scratch table
 
 
-def jet(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance: float) -> np.ndarray:
+def jet(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance: float, helpers=None) -> np.ndarray:
     """Labels from Jet on the GPU, for a symmetric CSR structure (the ``jet`` partitioner).
+
+    ``helpers``: who partitions the pieces of the coarsest graph besides this process
+    (:class:`fastapsp.partition.initial.RankHelpers`), as :func:`jet_partition`.
 
     Raises
     ------
@@ -97,7 +101,8 @@ def jet(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance
         raise BackendError(f"partitioner 'jet' runs on a GPU: cupy sees no CUDA device ({exc})") from None
     if devices < 1:
         raise BackendError("partitioner 'jet' runs on a GPU: cupy sees no CUDA device")
-    labels = jet_partition(cupy.asarray(indptr), cupy.asarray(indices), k, seed=seed, imbalance=imbalance)
+    labels = jet_partition(cupy.asarray(indptr), cupy.asarray(indices), k, seed=seed, imbalance=imbalance,
+                           helpers=helpers)
     labels = cupy.asnumpy(labels).astype(np.int32)
     mark_gpu_warm()
     return labels
@@ -609,7 +614,7 @@ def _refine_level(xp, g: _Level, labels, k: int, bound: int, *, total: int, c: f
 
 # ------------------------------------------------------------------ driver
 def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coarsest: int | None = None,
-                  kernels: bool = True):
+                  kernels: bool = True, helpers=None):
     """Jet on NumPy or CuPy arrays (the array module of ``indptr``); labels on that module.
 
     Parameters
@@ -627,6 +632,10 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
     kernels : bool
         On CuPy, run the per-vertex steps as the kernels of ``jet.cu`` (default)
         or, when False, as the array operations of the NumPy path: the same labels.
+    helpers : callable, optional
+        Who partitions the pieces of the coarsest graph: by default this
+        process (forked workers where that pays); under MPI rank 0's
+        :class:`fastapsp.partition.initial.RankHelpers`.  The same labels either way.
 
     Returns
     -------
@@ -662,7 +671,7 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
             g.coarse_map = None
             break
         levels.append(coarse)
-    labels = _initial_partition(xp, levels[-1], k, seed=seed, imbalance=imbalance)
+    labels = _initial_partition(xp, levels[-1], k, seed=seed, imbalance=imbalance, helpers=helpers)
     for depth in range(len(levels) - 1, -1, -1):
         g = levels[depth]
         if depth < len(levels) - 1:
@@ -675,10 +684,10 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
     return labels.astype(xp.int32)
 
 
-def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float):
-    """METIS k-way on the coarsest graph (on the host: it is small)."""
+def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float, helpers=None):
+    """METIS on the coarsest graph, on the host (it is small), in pieces (:func:`~fastapsp.partition.initial.initial_labels`)."""
     if g.n <= k:
         return xp.remainder(xp.arange(g.n, dtype=xp.int32), k)
-    labels = metis(_host(g.indptr), _host(g.indices), int(k), seed=seed, imbalance=imbalance,
-                   vweights=_host(g.vweights), eweights=_host(g.eweights), recursive=METIS_RECURSIVE)
+    labels = initial_labels(_host(g.indptr), _host(g.indices), int(k), seed=seed, imbalance=imbalance,
+                            vweights=_host(g.vweights), eweights=_host(g.eweights), solve=helpers)
     return xp.asarray(labels)

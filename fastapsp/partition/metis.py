@@ -33,12 +33,17 @@ _ONE_AT_A_TIME = threading.Lock()
 
 
 def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalance: float,
-          objective: str = "cut", vweights=None, eweights=None, recursive: bool = False) -> np.ndarray:
+          objective: str = "cut", vweights=None, eweights=None, recursive: bool = False,
+          target_weights=None) -> np.ndarray:
     """int32 labels from METIS ``PartGraphKway`` (``PartGraphRecursive`` with ``recursive``) on a symmetric
     CSR structure, with optional vertex and arc weights.
 
     ``objective`` is ``"cut"`` (edge cut, METIS's default) or ``"vol"``
     (total communication volume, which tracks the boundary vertex count).
+    ``target_weights``: each part's share of the total vertex weight (summing
+    to 1; default equal parts).  They go through pymetis's ``part_graph``,
+    which knows the width of METIS's real numbers (this module's direct call
+    does not), so such a call holds the interpreter lock.
     """
     try:
         import pymetis
@@ -50,7 +55,7 @@ def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalan
     if objective == "vol":
         options.objtype = 1  # METIS_OBJTYPE_VOL
     call = _released_metis()
-    if call is not None and k > 1:
+    if call is not None and k > 1 and target_weights is None:
         return call(indptr, indices, int(k), options, vweights, eweights, bool(recursive))
     if hasattr(pymetis, "CSRAdjacency"):
         graph = {"adjacency": pymetis.CSRAdjacency(indptr, indices)}
@@ -58,8 +63,10 @@ def metis(indptr: np.ndarray, indices: np.ndarray, k: int, *, seed: int, imbalan
         graph = {"xadj": indptr, "adjncy": indices}
     # recursive given always: pymetis would pick recursive bisection for k <= 8 by itself, which cannot
     # minimise communication volume.
-    _, labels = pymetis.part_graph(int(k), **graph, vweights=vweights, eweights=eweights, options=options,
-                                   recursive=bool(recursive))
+    with _ONE_AT_A_TIME:
+        _, labels = pymetis.part_graph(int(k), **graph, vweights=vweights, eweights=eweights, options=options,
+                                       recursive=bool(recursive),
+                                       tpwgts=None if target_weights is None else [float(w) for w in target_weights])
     return np.asarray(labels, dtype=np.int32)
 
 

@@ -1,4 +1,5 @@
-"""Forked worker processes that each hold a copy of one state object, for the refinement's pairwise cuts.
+"""Forked worker processes that each hold a copy of one state object, for the refinement's pairwise cuts
+and the pieces of Jet's initial partition (:mod:`fastapsp.partition.initial`).
 
 :class:`ForkedWorkers` forks ``count`` processes after the state is built, so
 every worker starts with the parent's arrays (the graph's CSR structure is
@@ -52,7 +53,7 @@ def _mpi_running() -> bool:
 
 
 def worker_count(requested: int | None = None) -> int:
-    """Worker processes for the pairwise cuts.
+    """Worker processes for the pairwise cuts (and the pieces of Jet's initial partition).
 
     ``requested`` when given; else the environment variable
     ``FASTAPSP_REFINE_WORKERS``; else the CPUs this process may run on
@@ -138,8 +139,9 @@ class ForkedWorkers:
     end of file and it exits.
     """
 
-    def __init__(self, state, count: int, *, fork: bool | None = None):
+    def __init__(self, state, count: int, *, fork: bool | None = None, name: str = "refine"):
         self.state = state
+        self.name = name  # what the workers do, for the messages
         self.count = int(count)
         self.fork = self.count > 1 if fork is None else bool(fork)
         self.started = None  # the task of start(), until finish()
@@ -207,17 +209,17 @@ class ForkedWorkers:
         process, conn = self.workers[w]
         if not conn.poll() and wait([conn, process.sentinel]) == [process.sentinel] and not conn.poll():
             process.join(STOP_SECONDS)
-            raise WorkerError(f"refine worker process {process.pid} exited with code {process.exitcode} "
+            raise WorkerError(f"{self.name} worker process {process.pid} exited with code {process.exitcode} "
                               f"while solving task {task}")
         try:
             status, value, *took = conn.recv()
         except EOFError:
             process.join(STOP_SECONDS)
-            raise WorkerError(f"refine worker process {process.pid} exited with code {process.exitcode} "
+            raise WorkerError(f"{self.name} worker process {process.pid} exited with code {process.exitcode} "
                               f"while solving task {task} (its pipe closed)") from None
         if status != "ok":
             last = value.strip().splitlines()[-1] if value.strip() else "no traceback"
-            raise WorkerError(f"refine worker process {process.pid} failed on task {task}: {last}\n{value}")
+            raise WorkerError(f"{self.name} worker process {process.pid} failed on task {task}: {last}\n{value}")
         return value, took[0]
 
     def start(self, task) -> None:
@@ -252,7 +254,7 @@ class ForkedWorkers:
             conn.send(message)
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
             process.join(STOP_SECONDS)
-            raise WorkerError(f"refine worker process {process.pid} is gone (exit code {process.exitcode}) "
+            raise WorkerError(f"{self.name} worker process {process.pid} is gone (exit code {process.exitcode}) "
                               f"before task {task}") from None
 
     def close(self, *, force: bool = False) -> None:
