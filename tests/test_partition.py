@@ -492,3 +492,13 @@ def test_metis_calls_from_threads_at_once_give_their_own_labels():
         with ThreadPoolExecutor(max_workers=2) as pool:
             together = list(pool.map(lambda job: module.metis(*job[0], job[1], seed=0, imbalance=0.03), jobs))
         assert all(np.array_equal(a, b) for a, b in zip(alone, together))
+
+
+@pytest.mark.parametrize("k", [2, 9])
+def test_boundary_and_cut_on_either_array_module(test_graph, xp, k):
+    """make_partition finds the boundary on NumPy or on CuPy (a Jet run's): the mask, the edge cut and
+    the metrics of the raw edge list either way."""
+    labels = np.random.default_rng(k).integers(0, k, test_graph.n).astype(np.int32)
+    part = make_partition(test_graph.graph, labels, k, method="given", seed=0, imbalance=0.03, seconds=0.0, xp=xp)
+    assert type(part.boundary) is np.ndarray
+    check_partition(test_graph, part, k)

@@ -146,8 +146,11 @@ def partition_graph(graph, k: int, partitioner: str = "metis", *, seed: int = DE
         labels, refined_details = refine_labels(indptr, indices, labels, k, seed=seed, imbalance=imbalance)
         details.update(refined_details)
     seconds = time.perf_counter() - start
+    xp = np
+    if base == "jet":  # the process works on its GPU already: the boundary is found there
+        import cupy as xp
     return make_partition(graph, labels, k, method=method, seed=seed, imbalance=imbalance, seconds=seconds,
-                          details=details)
+                          details=details, xp=xp)
 
 
 def partition_method(partitioner: str, refine: str, n: int, backend: str = "auto") -> tuple[str, str]:

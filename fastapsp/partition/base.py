@@ -18,16 +18,27 @@ def boundary_mask(graph, labels: np.ndarray) -> np.ndarray:
     return _cut(graph, labels)[0]
 
 
-def _cut(graph, labels: np.ndarray) -> tuple[np.ndarray, int]:
-    """The boundary mask and the edge cut, from one pass over the undirected structure (an arc in
-    either direction joins two vertices; each edge is stored both ways there)."""
+def _cut(graph, labels: np.ndarray, xp=np) -> tuple[np.ndarray, int]:
+    """The boundary mask (on the host) and the edge cut, from one pass over the undirected structure (an arc
+    in either direction joins two vertices; each edge is stored both ways there), on ``xp``: CuPy where
+    the process already works on its GPU (a Jet partition: on del21-unit's 12.6 million arcs the host
+    took about 0.2 s)."""
     indptr, indices = graph.undirected_adjacency()
-    src = np.repeat(np.arange(graph.n), np.diff(indptr))
-    cut = labels[src] != labels[indices]
-    mask = np.zeros(graph.n, dtype=bool)
-    mask[src[cut]] = True
-    mask[indices[cut]] = True
-    return mask, int(np.count_nonzero(cut) // 2)
+    if xp is np:
+        tails = np.repeat(labels, np.diff(indptr))
+    else:
+        from ..graph import arc_rows
+
+        indptr, indices, labels = xp.asarray(indptr), xp.asarray(indices), xp.asarray(labels)
+        tails = labels[arc_rows(xp, indptr, int(indices.shape[0]))]
+    cut = xp.not_equal(tails, labels[indices])
+    at = xp.flatnonzero(cut)
+    # The cut arcs are few: their rows by a search of their positions.
+    rows = xp.subtract(xp.searchsorted(indptr, at, side="right"), 1)
+    mask = xp.zeros(graph.n, dtype=bool)
+    mask[rows] = True
+    mask[indices[at]] = True
+    return (mask if xp is np else xp.asnumpy(mask)), int(at.shape[0]) // 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,8 +126,9 @@ class Partition:
 
 
 def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: float, seconds: float,
-                   details: dict | None = None) -> Partition:
-    """Check ``labels`` against ``graph`` and compute the boundary and metrics."""
+                   details: dict | None = None, xp=np) -> Partition:
+    """Check ``labels`` against ``graph`` and compute the boundary and metrics (the boundary on ``xp``,
+    NumPy or CuPy: the same mask)."""
     labels = np.asarray(labels)
     if labels.shape != (graph.n,):
         raise PartitionError(f"partition of {graph.name!r}: expected {graph.n} labels, found shape {labels.shape}")
@@ -125,7 +137,7 @@ def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: 
     if labels.size and (labels.min() < 0 or labels.max() >= k):
         raise PartitionError(f"partition of {graph.name!r}: labels must lie in 0..{k - 1}")
     labels = labels.astype(np.int32)
-    boundary, edge_cut = _cut(graph, labels)
+    boundary, edge_cut = _cut(graph, labels, xp)
     # One stable sort by (component, interior) gives every component's vertices, boundary first, each
     # group ascending.
     order = stable_order(labels.astype(np.int64) * 2 + ~boundary, 2 * k)
