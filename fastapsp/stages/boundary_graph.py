@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import array_module, available_bytes, gpu_warm
-from ..graph import arc_positions, distinct
+from ..graph import arc_positions, distinct, stable_order
 from .build import build_component_matrix
 from .floyd_warshall import DEFAULT_TILE, blocked_floyd_warshall, close_many
 from .min_plus import Packing, min_plus
@@ -259,6 +259,14 @@ def _similar_sizes(matrices: list, ratio: float = SIMILAR_TILES) -> list:
     return batches
 
 
+def _marked(size: int, *where) -> np.ndarray:
+    """A mask of ``size`` entries, True at every index of the arrays ``where``."""
+    mask = np.zeros(size, dtype=bool)
+    for at in where:
+        mask[at] = True
+    return mask
+
+
 def _bstart(nb: np.ndarray) -> np.ndarray:
     """Where each group's boundary vertices start in the boundary index (k + 1 entries)."""
     out = np.zeros(nb.size + 1, dtype=np.int64)
@@ -266,9 +274,11 @@ def _bstart(nb: np.ndarray) -> np.ndarray:
     return out
 
 
-def _boundary_index(starts: np.ndarray, nb: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Boundary index of the level positions ``positions`` (boundary positions only)."""
-    group = np.searchsorted(starts, positions, side="right") - 1
+def _boundary_index(starts: np.ndarray, nb: np.ndarray, positions: np.ndarray, group=None) -> np.ndarray:
+    """Boundary index of the level positions ``positions`` (boundary positions only); ``group``: their
+    groups where the caller knows them (else found by a search of ``starts``)."""
+    if group is None:
+        group = np.searchsorted(starts, positions, side="right") - 1
     return _bstart(nb)[group] + positions - starts[group]
 
 
@@ -326,9 +336,10 @@ class LevelTree:
         tails = np.flatnonzero(partition.boundary)
         at, counts = arc_positions(graph.indptr, tails)
         src, dst, w = np.repeat(tails, counts), graph.indices[at], graph.weights[at]
-        cut = partition.labels[src] != partition.labels[dst]
-        bs = _boundary_index(starts, nb, self.position[src[cut]])
-        bd = _boundary_index(starts, nb, self.position[dst[cut]])
+        src_part, dst_part = partition.labels[src], partition.labels[dst]
+        cut = src_part != dst_part
+        bs = _boundary_index(starts, nb, self.position[src[cut]], src_part[cut])
+        bd = _boundary_index(starts, nb, self.position[dst[cut]], dst_part[cut])
         self.steps: list[_Step] = []
         self._build(bs, bd, w[cut])
 
@@ -349,8 +360,8 @@ class LevelTree:
             while total > self.dense_limit and wanted >= 2:
                 super_of, k2 = self._super_groups(k, nb, group_of[bs], group_of[bd], wanted)
                 crossing = super_of[group_of[bs]] != super_of[group_of[bd]]
-                shrinks = distinct(np.concatenate([bs[crossing], bd[crossing]])).size < 0.9 * total
-                if k2 < k and shrinks:
+                on_boundary = _marked(total, bs[crossing], bd[crossing])  # of the next level
+                if k2 < k and np.count_nonzero(on_boundary) < 0.9 * total:
                     break
                 super_of, k2 = None, 1  # no smaller level to be had this way
                 if not self.widen:
@@ -359,11 +370,10 @@ class LevelTree:
             if super_of is None:
                 super_of = np.zeros(k, dtype=np.int64)
                 crossing = np.zeros(bs.size, dtype=bool)
-            on_boundary = np.zeros(total, dtype=bool)
-            on_boundary[bs[crossing]] = True
-            on_boundary[bd[crossing]] = True
+                on_boundary = np.zeros(total, dtype=bool)
             sup = super_of[group_of]
-            order = np.lexsort((np.arange(total), ~on_boundary, sup))
+            # By super-group, its boundary vertices first, each run in position order.
+            order = stable_order(sup * 2 + ~on_boundary, 2 * k2)
             next_pos = np.empty(total, dtype=np.int64)
             next_pos[order] = np.arange(total, dtype=np.int64)
             starts2 = np.zeros(k2 + 1, dtype=np.int64)
@@ -376,8 +386,8 @@ class LevelTree:
             self.nb.append(nb2)
             if k2 == 1:
                 return
-            bs, bd, w = (_boundary_index(starts2, nb2, next_pos[bs[crossing]]),
-                         _boundary_index(starts2, nb2, next_pos[bd[crossing]]), w[crossing])
+            bs, bd, w = (_boundary_index(starts2, nb2, next_pos[bs[crossing]], sup[bs[crossing]]),
+                         _boundary_index(starts2, nb2, next_pos[bd[crossing]], sup[bd[crossing]]), w[crossing])
 
     def _super_groups(self, k: int, nb: np.ndarray, gs, gd, k2: int):
         """Gather the ``k`` groups into about ``k2`` super-groups of equal boundary vertices."""
@@ -386,11 +396,14 @@ class LevelTree:
         k2 = max(2, int(k2))
         if k2 >= k:
             return np.arange(k, dtype=np.int64), k
-        # The distinct pairs of groups joined by a cut arc, both ways, sorted: as one int64 key each
-        # (np.unique over the columns of a 2-row array sorts structured records, far slower).
-        keys = distinct(np.concatenate([gs * k + gd, gd * k + gs]).astype(np.int64, copy=False))
+        # The distinct pairs of groups joined by a cut arc, as one int64 key each (np.unique over the
+        # columns of a 2-row array sorts structured records, far slower): each pair once, then both ways,
+        # sorted (the adjacency METIS reads, row by row).
+        low, high = np.minimum(gs, gd), np.maximum(gs, gd)
+        once = distinct((low * k + high).astype(np.int64, copy=False))
+        once = once[once // k != once % k]
+        keys = np.sort(np.concatenate([once, (once % k) * k + once // k]))
         pairs = np.stack([keys // k, keys % k])
-        pairs = pairs[:, pairs[0] != pairs[1]]
         counts = np.bincount(pairs[0], minlength=k)
         xadj = np.zeros(k + 1, dtype=np.int64)
         np.cumsum(counts, out=xadj[1:])
