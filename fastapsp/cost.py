@@ -349,7 +349,9 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: 
     rim = np.diff(indptr) < np.diff(graph.indptr)[order]
     if graph.directed:  # arcs into the region count too
         rim |= np.bincount(indices, minlength=order.size) < np.bincount(graph.indices, minlength=n)[order]
-    region = Graph(indptr, indices, np.ones(indices.size), directed=True)
+    # The region of an undirected graph is symmetric already (no loops, no twins): its own structure is
+    # what METIS reads, without the symmetrising sort a directed one needs.
+    region = Graph(indptr, indices, np.ones(indices.size), directed=graph.directed)
     points = []
     for size in sizes:
         k = max(2, round(region.n / size))
