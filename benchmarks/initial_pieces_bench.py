@@ -5,12 +5,15 @@ bisections first and then partitions up to eight pieces on their own, in forked 
 pays (``fastapsp/partition/initial.py``).  This times Jet on each graph (the cost model's k) three
 ways, alternating: one METIS call for the whole coarsest graph (``PIECES = 1``, the variant), the
 pieces one after the other in this process (one worker), and the pieces in forked workers (the
-default); each run gives Jet's seconds, the initial partition's seconds inside it, and the boundary
-vertices and edge cut of the partition that Jet returns.
+default); each run gives Jet's seconds, the initial partition's seconds inside it, the boundary
+vertices and edge cut of the partition that Jet returns, and the vertices of every level of the
+boundary graph that partition leads to (``LevelTree`` at the GPU's limits: the top level is closed
+densely by every rank).
 
     python benchmarks/initial_pieces_bench.py --graph roadFLA=benchmarks/data/roadFLA.mtx.gz --repeat 3
 
-``--backend numpy`` runs Jet's NumPy path (no GPU needed; the same labels, the GPU run's k).  One JSON per graph under
+``--backend numpy`` runs Jet's NumPy path (no GPU needed; the same labels, the GPU run's k);
+``--seeds 42 7 3`` repeats everything for several seeds; ``--variants`` picks some of the three.  One JSON per graph under
 ``benchmarks/results/TAG/`` (default ``initial-pieces``).
 """
 
@@ -36,7 +39,8 @@ def main(argv=None) -> int:
 
     from fastapsp.cost import auto_k
     from fastapsp.io import read_graph
-    from fastapsp.partition.base import _cut
+    from fastapsp.partition import make_partition
+    from fastapsp.stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree
     from fastapsp.partition.workers import WORKERS_ENV, worker_count
 
     initial = importlib.import_module("fastapsp.partition.initial")
@@ -46,6 +50,8 @@ def main(argv=None) -> int:
     parser.add_argument("--graph", action="append", required=True, type=named_graph, metavar="NAME=PATH")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--backend", choices=("cupy", "numpy"), default="cupy")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[42])
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--tag", default="initial-pieces")
     args = parser.parse_args(argv)
     meta = metadata()
@@ -72,19 +78,21 @@ def main(argv=None) -> int:
 
     jet.initial_labels = timed_initial
 
-    def run(graph, indptr, indices, k, variant):
+    def run(graph, indptr, indices, k, variant, seed=42):
         initial.PIECES = 1 if variant == "whole" else 8
         os.environ[WORKERS_ENV] = "1" if variant == "pieces-here" else str(workers)
         seconds_inside.clear()
         sync()
         start = time.perf_counter()
-        labels = jet.jet_partition(indptr, indices, k, seed=42, imbalance=0.03)
+        labels = jet.jet_partition(indptr, indices, k, seed=seed, imbalance=0.03)
         sync()
         took = time.perf_counter() - start
         labels = np.asarray(labels.get() if hasattr(labels, "get") else labels)
-        boundary, cut = _cut(graph, labels)
-        return {"variant": variant, "jet_seconds": round(took, 4), "initial_seconds": round(seconds_inside[0], 4),
-                "boundary_vertices": int(boundary.sum()), "edge_cut": cut}
+        part = make_partition(graph, labels, k, method="jet", seed=seed, imbalance=0.03, seconds=took)
+        tree = LevelTree(graph, part, dense_limit=DENSE_LIMIT["cupy"], super_size=SUPER_SIZE["cupy"])
+        return {"variant": variant, "seed": seed, "jet_seconds": round(took, 4),
+                "initial_seconds": round(seconds_inside[0], 4), "boundary_vertices": int(part.boundary.sum()),
+                "edge_cut": part.edge_cut, "level_sizes": tree.level_sizes}
 
     warm = read_graph(REPO / "tests" / "data" / "minnesota.mtx.gz")
     wp, wi = warm.undirected_adjacency()
@@ -95,12 +103,13 @@ def main(argv=None) -> int:
         k = auto_k(graph, backend="cupy", partitioner="jet")["k"]  # the k of a GPU run, whichever path runs Jet
         indptr, indices = (xp.asarray(a) for a in graph.undirected_adjacency())
         runs = []
-        for repeat in range(args.repeat):
-            for variant in VARIANTS:
-                runs.append({"repeat": repeat, **run(graph, indptr, indices, k, variant)})
-                print(label, k, runs[-1], flush=True)
+        for seed in args.seeds:
+            for repeat in range(args.repeat):
+                for variant in args.variants:
+                    runs.append({"repeat": repeat, **run(graph, indptr, indices, k, variant, seed)})
+                    print(label, k, runs[-1], flush=True)
         summary = {}
-        for variant in VARIANTS:
+        for variant in args.variants:
             mine = [r for r in runs if r["variant"] == variant]
             summary[variant] = {key: float(np.median([r[key] for r in mine]))
                                 for key in ("jet_seconds", "initial_seconds", "boundary_vertices")}
