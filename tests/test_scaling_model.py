@@ -67,8 +67,9 @@ def test_every_multi_gpu_report_is_checked(tables, model):
 
 
 def test_gpu_to_gpu_closures_divide_the_closing_within_one_node(model):
-    """With a GPU-to-GPU rate the local closures and the upper levels below the top divide on p <= NODE_GPUS
-    ranks, the rows' bytes at that rate; beyond one node, or without a rate, the schedules stay as before."""
+    """With a GPU-to-GPU rate the upper levels below the top divide on p <= NODE_GPUS ranks, and the local
+    closures too where their rows travel (their bytes at that rate); beyond one node, or without a rate, the
+    schedules stay as before."""
     stages = {"read": 1.0, "choose_k": 0.5, "partition": 1.0, "local_fw": 2.0, "boundary_graph": 3.0,
               "min_plus": 40.0, "other": 0.0}
     spec = {"n": 1000, "m": 3000, "k": 100, "c": 10.0, "B": 200.0, "b": 2.0}
@@ -82,8 +83,16 @@ def test_gpu_to_gpu_closures_divide_the_closing_within_one_node(model):
     traffic = spec["B"] * spec["c"] * model.BYTES_PER_DISTANCE / 1e12
     assert fast["gpu_to_gpu"] == pytest.approx(plain["total"] - 2.0 * 0.5 - 3.0 * 0.5 * 0.5 + traffic)
     assert fast["schedule"] == "closures shared GPU to GPU" and fast["total"] == fast["gpu_to_gpu"]
+    assert fast["gpu_to_gpu_levels"] == pytest.approx(plain["total"] - 3.0 * 0.5 * 0.5)
     slow = model.predict(stages, spec, 2, None, 0.0, peer=1.0, top=top)  # one byte a second: not worth it
     assert slow["total"] == plain["total"] and slow["schedule"] == plain["schedule"]
+    # A run is checked against what it did: with a link its upper levels were shared; its local closures
+    # travelled only where it says so.
+    assert model.checked_prediction(fast, "every rank closes every component") == \
+        ("every rank closes every component, upper levels GPU to GPU", fast["gpu_to_gpu_levels"])
+    assert model.checked_prediction(fast, "each rank closes its share") == \
+        ("each rank closes its share, GPU to GPU", fast["gpu_to_gpu"])
+    assert model.checked_prediction(plain, "every rank closes every component")[1] == plain["close_everywhere"]
     beyond = model.predict(stages, spec, model.NODE_GPUS * 2, None, 0.0, peer=1e12, top=top)
     assert "gpu_to_gpu" not in beyond
     assert model.peer_rate([{"peer_bytes_per_second": 3e10}, {"peer_bytes_per_second": None},
