@@ -3,14 +3,14 @@
 METIS's recursive bisection of the coarsest graph into all ``k`` parts runs in
 one thread: a process's METIS calls run one at a time (METIS keeps its random
 state process-wide, :mod:`fastapsp.partition.metis`), and on a graph of a few
-million vertices and thousands of parts it is most of what Jet's partition
-costs on the host (del21-unit, k = 3,444: about 0.8 s of the partition's
-1.1-1.5 s on one H100's host).  Here the top bisections come first: METIS into
+million vertices and thousands of parts it is most of Jet's time (del21-unit,
+k = 3,444, one H100 and its 16-core host: 0.63 s of Jet's 0.73 s; in pieces on
+forked workers 0.31-0.33 s of 0.39-0.41 s).  Here the top bisections come first: METIS into
 two parts, with target weights in proportion to the parts each side will hold
 and the imbalance METIS's own recursion allows a level, down to ``P`` pieces;
 then each piece, an induced subgraph, is partitioned into its parts by
 METIS's recursive bisection on its own.  That is what METIS's recursion does
-itself, so the cut is about the same (:mod:`benchmarks.initial_pieces_bench`).
+itself, so the cut is about the same (``benchmarks/initial_pieces_bench.py``).
 
 ``P`` depends only on the coarsest graph's size and ``k`` (:func:`piece_count`),
 never on who solves the pieces, so the labels are a function of the graph and
