@@ -134,6 +134,17 @@ def test_a_small_coarsest_graph_is_one_metis_call():
     np.testing.assert_array_equal(got, want)
 
 
+def test_a_piece_with_no_more_vertices_than_parts_gets_one_part_each(capfd):
+    """Heavy coarse vertices may leave a piece as many parts as vertices: each its own part, METIS not
+    asked (it would print to stderr)."""
+    from fastapsp.partition.initial import _solve
+
+    indptr, indices = np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1])
+    labels = _solve((indptr, indices, np.array([5, 1, 9]), np.ones(4, dtype=np.int64), 4, 1, 0.03))
+    assert labels.tolist() == [0, 1, 2] and labels.dtype == np.int32
+    assert capfd.readouterr().err == ""
+
+
 def test_jet_takes_the_pieces_helpers():
     """Jet's NumPy path hands its coarsest graph's pieces to the helpers it is given."""
     from fastapsp.partition.initial import solve_here

@@ -91,8 +91,9 @@ class _Pieces:
 
 def _solve(task) -> np.ndarray:
     indptr, indices, vweights, eweights, k, seed, imbalance = task
-    if k == 1:
-        return np.zeros(indptr.size - 1, dtype=np.int32)
+    n = indptr.size - 1
+    if k == 1 or n <= k:  # no more vertices than parts: one each (METIS would complain, on stderr)
+        return np.remainder(np.arange(n), k).astype(np.int32)
     return metis(indptr, indices, k, seed=seed, imbalance=imbalance, vweights=vweights, eweights=eweights,
                  recursive=True)
 
