@@ -9,6 +9,10 @@ The local closures are made once beforehand; a first untimed pass warms the kern
 
     python benchmarks/level_tree_bench.py GRAPH.mtx --tag two-gpus-del21
 
+``--dense-limits 16384 8192 4096`` compares those limits of the dense top instead (``DENSE_LIMIT``,
+widening on), ``--repeat`` times each, alternating: a top closed densely by every rank against more
+levels of smaller super-groups.
+
 One JSON under benchmarks/results/TAG/.
 """
 
@@ -38,6 +42,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("graph")
     parser.add_argument("--k", type=int, default=None, help="default: the cost model's")
+    parser.add_argument("--dense-limits", type=int, nargs="+", default=None,
+                        help="compare these dense limits (widening on) instead of widening on and off")
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--tag", default="gpu")
     args = parser.parse_args(argv)
     graph = fastapsp.read_graph(args.graph)
@@ -50,10 +57,10 @@ def main(argv=None) -> int:
     comps = [p for p in range(part.k) if part.sizes[p]]
     blocks = pack_boundary_rows(close_components(*csr, part, comps, dtype=dtype), part)
 
-    def one(widen: bool) -> dict:
+    def one(widen: bool, dense_limit: int = DENSE_LIMIT["cupy"]) -> dict:
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
-        tree = LevelTree(graph, part, dense_limit=DENSE_LIMIT["cupy"], super_size=SUPER_SIZE["cupy"], widen=widen)
+        tree = LevelTree(graph, part, dense_limit=dense_limit, super_size=SUPER_SIZE["cupy"], widen=widen)
         levels = BoundaryGraph(graph, part, blocks, cp, dtype, tree=tree)
         cp.cuda.Device().synchronize()
         built = time.perf_counter()
@@ -67,22 +74,26 @@ def main(argv=None) -> int:
         relaxations = float(sum((np.diff(s).astype(np.float64) ** 3).sum() for s in tree.starts[1:]))
         del levels
         cp.get_default_memory_pool().free_all_blocks()
-        return {"widen": widen, "boundary_graph_seconds": round(built - start, 4),
+        return {"widen": widen, "dense_limit": dense_limit, "boundary_graph_seconds": round(built - start, 4),
                 "boundary_rows_seconds": round(done - built, 4), "seconds": round(done - start, 4),
                 "level_sizes": sizes, "groups": groups, "closure_relaxations": relaxations, "checksum": checksum}
 
     one(True)  # warms the kernels
-    runs = [one(False), one(True)]
+    if args.dense_limits:
+        runs = [one(True, limit) for _ in range(args.repeat) for limit in args.dense_limits]
+    else:
+        runs = [one(False), one(True)]
     for r in runs:
-        print(f"widen={r['widen']!s:5s} levels {r['level_sizes']} groups {r['groups']} closures "
+        print(f"widen={r['widen']!s:5s} dense_limit={r['dense_limit']} levels {r['level_sizes']} groups {r['groups']} closures "
               f"{r['closure_relaxations']:.2e}: boundary graph {r['boundary_graph_seconds']:.2f} s, "
               f"rows {r['boundary_rows_seconds']:.2f} s, total {r['seconds']:.2f} s", flush=True)
-    same = runs[0]["checksum"] == runs[1]["checksum"]
-    print(f"same rows: {same} ({runs[0]['checksum']!r} / {runs[1]['checksum']!r})")
+    same = len({r["checksum"] for r in runs}) == 1
+    print(f"same rows: {same} ({sorted({r['checksum'] for r in runs})!r})")
     out = write_result({"benchmark": "level_tree", "graph": name, "n": graph.n, "m": graph.m, "k": k,
                         "partitioner": part.method, "boundary_vertices": int(part.boundary.sum()),
                         "runs": runs, "same_rows": same, "metadata": metadata()},
-                       folder=RESULTS / args.tag, name=f"level-tree-{name}-k{k}.json")
+                       folder=RESULTS / args.tag,
+                       name=f"level-tree-{name}-k{k}{'-dense-limits' if args.dense_limits else ''}.json")
     print(out)
     return 0 if same else 1
 
