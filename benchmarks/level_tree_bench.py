@@ -11,7 +11,8 @@ The local closures are made once beforehand; a first untimed pass warms the kern
 
 ``--dense-limits 16384 8192 4096`` compares those limits of the dense top instead (``DENSE_LIMIT``,
 widening on), ``--repeat`` times each, alternating: a top closed densely by every rank against more
-levels of smaller super-groups.
+levels of smaller super-groups.  ``--weighted`` compares super-groups gathered by which groups touch
+against by the arcs between them (``LevelTree(weighted=...)``, ``WEIGHTED_GROUPS``), widening on.
 
 One JSON under benchmarks/results/TAG/.
 """
@@ -44,6 +45,8 @@ def main(argv=None) -> int:
     parser.add_argument("--k", type=int, default=None, help="default: the cost model's")
     parser.add_argument("--dense-limits", type=int, nargs="+", default=None,
                         help="compare these dense limits (widening on) instead of widening on and off")
+    parser.add_argument("--weighted", action="store_true",
+                        help="compare super-groups by touching groups against by arcs between them")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--tag", default="gpu")
     args = parser.parse_args(argv)
@@ -57,10 +60,11 @@ def main(argv=None) -> int:
     comps = [p for p in range(part.k) if part.sizes[p]]
     blocks = pack_boundary_rows(close_components(*csr, part, comps, dtype=dtype), part)
 
-    def one(widen: bool, dense_limit: int = DENSE_LIMIT["cupy"]) -> dict:
+    def one(widen: bool, dense_limit: int = DENSE_LIMIT["cupy"], weighted: bool = False) -> dict:
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
-        tree = LevelTree(graph, part, dense_limit=dense_limit, super_size=SUPER_SIZE["cupy"], widen=widen)
+        tree = LevelTree(graph, part, dense_limit=dense_limit, super_size=SUPER_SIZE["cupy"], widen=widen,
+                         weighted=weighted)
         levels = BoundaryGraph(graph, part, blocks, cp, dtype, tree=tree)
         cp.cuda.Device().synchronize()
         built = time.perf_counter()
@@ -74,26 +78,31 @@ def main(argv=None) -> int:
         relaxations = float(sum((np.diff(s).astype(np.float64) ** 3).sum() for s in tree.starts[1:]))
         del levels
         cp.get_default_memory_pool().free_all_blocks()
-        return {"widen": widen, "dense_limit": dense_limit, "boundary_graph_seconds": round(built - start, 4),
+        return {"widen": widen, "dense_limit": dense_limit, "weighted": weighted,
+                "boundary_graph_seconds": round(built - start, 4),
                 "boundary_rows_seconds": round(done - built, 4), "seconds": round(done - start, 4),
                 "level_sizes": sizes, "groups": groups, "closure_relaxations": relaxations, "checksum": checksum}
 
     one(True)  # warms the kernels
-    if args.dense_limits:
+    if args.weighted:
+        runs = [one(True, weighted=weighted) for _ in range(args.repeat) for weighted in (False, True)]
+    elif args.dense_limits:
         runs = [one(True, limit) for _ in range(args.repeat) for limit in args.dense_limits]
     else:
         runs = [one(False), one(True)]
     for r in runs:
-        print(f"widen={r['widen']!s:5s} dense_limit={r['dense_limit']} levels {r['level_sizes']} groups {r['groups']} closures "
+        print(f"widen={r['widen']!s:5s} dense_limit={r['dense_limit']} weighted={r['weighted']!s:5s} "
+              f"levels {r['level_sizes']} groups {r['groups']} closures "
               f"{r['closure_relaxations']:.2e}: boundary graph {r['boundary_graph_seconds']:.2f} s, "
               f"rows {r['boundary_rows_seconds']:.2f} s, total {r['seconds']:.2f} s", flush=True)
+    variant = "-weighted" if args.weighted else "-dense-limits" if args.dense_limits else ""
     same = len({r["checksum"] for r in runs}) == 1
     print(f"same rows: {same} ({sorted({r['checksum'] for r in runs})!r})")
     out = write_result({"benchmark": "level_tree", "graph": name, "n": graph.n, "m": graph.m, "k": k,
                         "partitioner": part.method, "boundary_vertices": int(part.boundary.sum()),
                         "runs": runs, "same_rows": same, "metadata": metadata()},
                        folder=RESULTS / args.tag,
-                       name=f"level-tree-{name}-k{k}{'-dense-limits' if args.dense_limits else ''}.json")
+                       name=f"level-tree-{name}-k{k}{variant}.json")
     print(out)
     return 0 if same else 1
 

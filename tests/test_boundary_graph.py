@@ -465,3 +465,45 @@ def test_rows_of_a_graph_renamed_to_level_order_need_no_reordering():
     given = dict(plain.boundary_rows(range(6)))
     for p, rows_p in moved.boundary_rows(range(6)):
         np.testing.assert_array_equal(rows_p, given[p][:, order])  # the renamed graph's columns
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_super_groups_weigh_the_arcs_between_groups(xp, monkeypatch, weighted):
+    """LevelTree(weighted=True) hands METIS the graph of groups with each pair's cut arcs as its edge
+    weight (counted here from the arcs themselves), without it no edge weights; the rows are exact
+    either way."""
+    import importlib
+
+    metis_module = importlib.import_module("fastapsp.partition.metis")
+    side = 24
+    graph = _grid(side, np.random.default_rng(9))
+    ids = np.arange(side * side)
+    labels = (ids // side // 4) * 6 + (ids % side) // 4  # 4 x 4 blocks: 36 components
+    part = make_partition(graph, labels, 36, method="given", seed=0, imbalance=1.0, seconds=0.0)
+    seen = []
+    real = metis_module.metis
+
+    def spy(xadj, adjncy, k, **kwargs):
+        seen.append((np.asarray(xadj), np.asarray(adjncy), kwargs.get("eweights")))
+        return real(xadj, adjncy, k, **kwargs)
+
+    monkeypatch.setattr(metis_module, "metis", spy)
+    tree = LevelTree(graph, part, seed=42, dense_limit=40, super_size=30, weighted=weighted)
+    xadj, adjncy, eweights = seen[0]  # the first level: the 36 components
+    if not weighted:
+        assert eweights is None
+    else:
+        src = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+        a, b = labels[src], labels[graph.indices]
+        between = {}
+        for x, y in zip(a[a != b].tolist(), b[a != b].tolist()):
+            key = (min(x, y), max(x, y))
+            between[key] = between.get(key, 0) + 1
+        rows = np.repeat(np.arange(36), np.diff(xadj))
+        got = {(int(r), int(c)): int(w) for r, c, w in zip(rows, adjncy, eweights)}
+        assert got == {**between, **{(y, x): w for (x, y), w in between.items()}}
+    ref = reference_apsp(graph)
+    bg = _levels(graph, part, xp, tree=tree)
+    for p, rows_of in bg.boundary_rows(range(part.k)):
+        vertices, nb = part.component(p)
+        np.testing.assert_array_equal(host(rows_of), ref[vertices[:nb]], err_msg=f"component {p}")

@@ -74,12 +74,21 @@ from .min_plus import Packing, min_plus
 __all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closes_by_searches",
            "closure_batch_limit", "closure_budget",
            "levels_bytes", "batch_rows",
-           "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE", "CLOSURE_BATCH_BYTES", "BATCH_ROWS", "BATCH_BYTES"]
+           "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE", "WEIGHTED_GROUPS", "CLOSURE_BATCH_BYTES", "BATCH_ROWS",
+           "BATCH_BYTES"]
 
 # Largest boundary closed by one dense Floyd-Warshall (|B|^2 distances), per backend.
 DENSE_LIMIT = {"cupy": 16384, "numpy": 1536}
 # Vertices aimed at per super-group when a level is too large for the dense closure.
 SUPER_SIZE = {"cupy": 2048, "numpy": 256}
+# Whether the groups are gathered into super-groups by the arcs between them (METIS's edge weights: the
+# next level's boundary follows the arcs cut) rather than by which pairs of groups touch.  At the host's
+# limits (many small levels) that closed the upper levels with 16-91% fewer relaxations on every road
+# network and mesh of more than one level tried, and took a NumPy solve of a 65,536-vertex Delaunay
+# graph from 123 to 111-115 s; at the GPU's (few large levels, the top set by the last split) it was
+# mixed: 52% fewer on del21-unit, 1% more to 27% fewer on three del20-unit partitions, 86% more on a
+# fourth, the same on road networks (benchmarks/results/weighted-groups/).
+WEIGHTED_GROUPS = {"cupy": False, "numpy": True}
 # Boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches), and at most
 # this many bytes of them (fewer rows on graphs of many vertices), or a sixteenth of the memory available.
 # Batches of 512 rather than 128 rows (2 GiB rather than 512 MiB) took del20-euclid's boundary rows from
@@ -318,13 +327,18 @@ class LevelTree:
         large super-groups, and so on, before closing the whole level densely.
         Without widening such a level becomes the dense top whatever its
         size, tens of thousands of vertices on a large mesh (docs/kernels.md).
+    weighted : bool
+        Gather groups by the number of arcs between them (METIS's edge
+        weights), not only by which pairs of groups touch (``WEIGHTED_GROUPS``
+        per backend).
     """
 
-    def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42, widen: bool = True):
+    def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42, widen: bool = True,
+                 weighted: bool = False):
         if dense_limit < 1 or super_size < 2:
             raise ValueError(f"dense_limit {dense_limit} must be >= 1 and super_size {super_size} >= 2")
         self.dense_limit, self.super_size, self.seed = int(dense_limit), int(super_size), int(seed)
-        self.widen = bool(widen)
+        self.widen, self.weighted = bool(widen), bool(weighted)
         self.n, self.k = graph.n, partition.k
         self.position = np.empty(graph.n, dtype=np.int64)  # original vertex -> level-0 position
         self.position[partition.order] = np.arange(graph.n, dtype=np.int64)
@@ -397,17 +411,23 @@ class LevelTree:
         if k2 >= k:
             return np.arange(k, dtype=np.int64), k
         # The distinct pairs of groups joined by a cut arc, as one int64 key each (np.unique over the
-        # columns of a 2-row array sorts structured records, far slower): each pair once, then both ways,
-        # sorted (the adjacency METIS reads, row by row).
+        # columns of a 2-row array sorts structured records, far slower): each pair once, with the arcs
+        # between them, then both ways, sorted (the adjacency METIS reads, row by row).
         low, high = np.minimum(gs, gd), np.maximum(gs, gd)
-        once = distinct((low * k + high).astype(np.int64, copy=False))
-        once = once[once // k != once % k]
-        keys = np.sort(np.concatenate([once, (once % k) * k + once // k]))
+        each = np.sort((low * k + high).astype(np.int64, copy=False))
+        each = each[each // k != each % k]
+        first = np.flatnonzero(np.diff(each, prepend=-1) != 0)
+        once, arcs = each[first], np.diff(np.append(first, each.size))
+        both = np.concatenate([once, (once % k) * k + once // k])
+        order = np.argsort(both, kind="stable")
+        keys = both[order]
         pairs = np.stack([keys // k, keys % k])
         counts = np.bincount(pairs[0], minlength=k)
         xadj = np.zeros(k + 1, dtype=np.int64)
         np.cumsum(counts, out=xadj[1:])
-        labels = metis(xadj, pairs[1], int(k2), seed=self.seed, imbalance=0.03, vweights=np.maximum(nb, 1))
+        eweights = np.concatenate([arcs, arcs])[order] if self.weighted else None
+        labels = metis(xadj, pairs[1], int(k2), seed=self.seed, imbalance=0.03, vweights=np.maximum(nb, 1),
+                       eweights=eweights)
         # Renumber the super-groups that received groups 0..k2'-1 (METIS may leave some empty).
         used, labels = np.unique(np.asarray(labels, dtype=np.int64), return_inverse=True)
         return labels.astype(np.int64), int(used.size)
@@ -683,7 +703,8 @@ class BoundaryGraph:
         if tree is None:
             backend = "numpy" if xp is np else "cupy"
             tree = LevelTree(graph, partition, dense_limit=DENSE_LIMIT[backend] if dense_limit is None else dense_limit,
-                             super_size=SUPER_SIZE[backend] if super_size is None else super_size, seed=seed)
+                             super_size=SUPER_SIZE[backend] if super_size is None else super_size, seed=seed,
+                             weighted=WEIGHTED_GROUPS[backend])
         elif tree.n != graph.n or tree.k != partition.k:
             raise ValueError(f"tree: made for {tree.n} vertices and {tree.k} components, "
                              f"not {graph.n} and {partition.k}")
