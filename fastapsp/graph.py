@@ -291,8 +291,8 @@ class Graph:
     @property
     def integer_weights(self) -> bool:
         """True when every arc weight is a whole number, so every distance is one too."""
-        if "integer" not in self._cache:
-            self._cache["integer"] = bool(np.all(self.weights == np.floor(self.weights)))
+        if "integer" not in self._cache:  # unit weights (one comparison) spare the rounding of every weight
+            self._cache["integer"] = self.unit_weights or bool(np.all(self.weights == np.floor(self.weights)))
         return self._cache["integer"]
 
     def checksum(self) -> str:
