@@ -142,8 +142,7 @@ def choose_dtype(graph, requested: str | None = None) -> DtypeChoice:
     if requested not in (None, "auto", *DTYPES):
         raise ValueError(f"dtype: {requested!r} is not one of auto, {', '.join(DTYPES)}")
     bound = distance_bound(graph)
-    w = graph.weights
-    whole = bool(np.all(np.floor(w) == w))
+    whole = graph.integer_weights  # cached by the graph; its other stages ask too
     if whole and np.isfinite(bound) and bound > _EXACT["float32"]:  # loose: the searches may prove float32 exact
         bound = path_bound(graph, enough=_EXACT["float32"])
     shown = f"{bound:.0f}" if whole and bound < 1e15 else f"{bound:.6g}"
