@@ -16,6 +16,7 @@ import numpy as np
 from .backend import available_bytes, device_csr
 from .cost import receive_relaxations
 from .errors import ConfigError
+from .graph import arc_positions
 from .hostcopy import HostWriter
 from .paths import NO_PREDECESSOR
 from .sources import SOURCES_SSSP_BATCH, sssp_batch
@@ -94,21 +95,18 @@ def internal_arcs(graph, partition) -> np.ndarray:
 
     Self loops are not counted: a component matrix's zero diagonal hides them.
     A component without such arcs needs no dense work (see :func:`run_components`).
+    Every arc of an interior vertex stays in its component, so the arcs of each
+    component's vertices are counted, less the arcs that leave it, found among
+    the boundary vertices' arcs alone, and less its self loops.
     """
     labels = partition.labels
-    counts = np.zeros(partition.k, dtype=np.int64)
-    step = 1 << 24  # arcs looked at together, so that the temporaries stay small on large graphs
-    indptr = graph.indptr
-    first = 0
-    while first < graph.n:
-        last = int(np.searchsorted(indptr, int(indptr[first]) + step, side="right")) - 1
-        last = min(graph.n, max(first + 1, last))
-        lo, hi = int(indptr[first]), int(indptr[last])
-        tails = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(indptr[first : last + 1]))
-        heads = graph.indices[lo:hi]
-        inside = (labels[tails] == labels[heads]) & (tails != heads)
-        counts += np.bincount(labels[tails[inside]], minlength=partition.k)
-        first = last
+    counts = np.bincount(labels, weights=np.diff(graph.indptr), minlength=partition.k).astype(np.int64)
+    tails = np.flatnonzero(partition.boundary)
+    at, per_row = arc_positions(graph.indptr, tails)
+    src = np.repeat(tails, per_row)
+    leaving = labels[src] != labels[graph.indices[at]]
+    counts -= np.bincount(labels[src[leaving]], minlength=partition.k)
+    counts -= np.bincount(labels[graph.loops()], minlength=partition.k)
     return counts
 
 

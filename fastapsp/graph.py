@@ -306,6 +306,13 @@ class Graph:
             self._cache["checksum"] = h.hexdigest()[:32]
         return self._cache["checksum"]
 
+    def loops(self) -> np.ndarray:
+        """The vertices with an arc to themselves, ascending (cached)."""
+        if "loops" not in self._cache:
+            rows = np.repeat(np.arange(self.n, dtype=self.indptr.dtype), self.degrees())
+            self._cache["loops"] = rows[rows == self.indices]
+        return self._cache["loops"]
+
     def degrees(self) -> np.ndarray:
         """Out-degree of every vertex."""
         return np.diff(self.indptr)

@@ -207,3 +207,24 @@ def test_the_boundary_graph_method_closes_again_only_the_components_that_need_it
     assert sorted(again) == [0, 5, 6]
     assert sink.rows_written.all()
     np.testing.assert_array_equal(sink.result, scipy_distances(graph))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_internal_arcs_equals_a_count_over_every_arc(seed):
+    """Counted from the boundary vertices' arcs and the loops: the same as one pass over every arc, on a
+    directed graph with self loops, isolated vertices and components of every kind."""
+    rng = np.random.default_rng(seed)
+    n, m, k = 300, 900, 12
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    src = np.concatenate([src, np.arange(0, n, 7)])  # self loops on every seventh vertex
+    dst = np.concatenate([dst, np.arange(0, n, 7)])
+    keys = np.unique(src.astype(np.int64) * n + dst)  # a CSR built directly keeps its loops
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // n, minlength=n), out=indptr[1:])
+    g = Graph(indptr, (keys % n).astype(np.int64), np.ones(keys.size), directed=True)
+    labels = rng.integers(0, k, n)
+    part = make_partition(g, labels, k, method="by hand", seed=0, imbalance=1.0, seconds=0.0)
+    s, d, _ = g.arcs()
+    want = np.bincount(labels[s][(labels[s] == labels[d]) & (s != d)], minlength=k)
+    assert g.loops().size > 0
+    np.testing.assert_array_equal(components.internal_arcs(g, part), want)
