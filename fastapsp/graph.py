@@ -307,10 +307,17 @@ class Graph:
         return self._cache["checksum"]
 
     def loops(self) -> np.ndarray:
-        """The vertices with an arc to themselves, ascending (cached)."""
+        """The vertices with an arc to themselves, ascending (cached).  The rows are looked at about 2**24
+        arcs at a time, so that the temporaries stay small on large graphs."""
         if "loops" not in self._cache:
-            rows = np.repeat(np.arange(self.n, dtype=self.indptr.dtype), self.degrees())
-            self._cache["loops"] = rows[rows == self.indices]
+            found, first, indptr = [], 0, self.indptr
+            while first < self.n:
+                last = int(np.searchsorted(indptr, int(indptr[first]) + (1 << 24), side="right")) - 1
+                last = min(self.n, max(first + 1, last))
+                rows = np.repeat(np.arange(first, last, dtype=indptr.dtype), np.diff(indptr[first:last + 1]))
+                found.append(rows[rows == self.indices[int(indptr[first]):int(indptr[last])]])
+                first = last
+            self._cache["loops"] = np.concatenate(found) if found else np.zeros(0, dtype=indptr.dtype)
         return self._cache["loops"]
 
     def degrees(self) -> np.ndarray:
