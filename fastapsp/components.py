@@ -16,7 +16,6 @@ import numpy as np
 from .backend import available_bytes, device_csr
 from .cost import receive_relaxations
 from .errors import ConfigError
-from .graph import arc_positions
 from .hostcopy import HostWriter
 from .paths import NO_PREDECESSOR
 from .sources import SOURCES_SSSP_BATCH, sssp_batch
@@ -95,17 +94,12 @@ def internal_arcs(graph, partition) -> np.ndarray:
 
     Self loops are not counted: a component matrix's zero diagonal hides them.
     A component without such arcs needs no dense work (see :func:`run_components`).
-    Every arc of an interior vertex stays in its component, so the arcs of each
-    component's vertices are counted, less the arcs that leave it, found among
-    the boundary vertices' arcs alone, and less its self loops.
+    The arcs of each component's vertices are counted, less the arcs that leave
+    it (:meth:`~fastapsp.partition.Partition.leaving_arcs`) and its self loops.
     """
     labels = partition.labels
     counts = np.bincount(labels, weights=np.diff(graph.indptr), minlength=partition.k).astype(np.int64)
-    tails = np.flatnonzero(partition.boundary)
-    at, per_row = arc_positions(graph.indptr, tails)
-    src = np.repeat(tails, per_row)
-    leaving = labels[src] != labels[graph.indices[at]]
-    counts -= np.bincount(labels[src[leaving]], minlength=partition.k)
+    counts -= np.bincount(labels[partition.leaving_arcs(graph)[0]], minlength=partition.k)
     counts -= np.bincount(labels[graph.loops()], minlength=partition.k)
     return counts
 

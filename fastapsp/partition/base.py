@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import PartitionError
-from ..graph import stable_order
+from ..graph import arc_positions, stable_order
 
 __all__ = ["Partition", "make_partition", "boundary_mask"]
 
@@ -102,6 +102,16 @@ class Partition:
     def boundary_per_part(self) -> np.ndarray:
         """Boundary vertex count of every component."""
         return self._n_boundary.copy()
+
+    def leaving_arcs(self, graph) -> tuple[np.ndarray, np.ndarray]:
+        """``(tails, positions)`` of ``graph``'s arcs from one component to another (positions in
+        ``graph.indices``, row after row).  Only a boundary vertex has such an arc, so only the boundary
+        vertices' rows are looked at (a small share of the arcs)."""
+        tails = np.flatnonzero(self.boundary)
+        at, counts = arc_positions(graph.indptr, tails)
+        src = np.repeat(tails, counts)
+        leaving = self.labels[src] != self.labels[graph.indices[at]]
+        return src[leaving], at[leaving]
 
     # ---------------------------------------------------------------- metrics
     def metrics(self) -> dict:

@@ -27,8 +27,8 @@ import math
 import numpy as np
 
 from ..errors import PartitionError
-from ..graph import arc_positions
 from .metis import metis
+from .pieces import piece_graph
 
 __all__ = ["initial_labels", "piece_count", "solve_here", "RankHelpers", "serve", "PIECES"]
 
@@ -67,16 +67,8 @@ def _level_imbalance(imbalance: float, levels: int, k: int) -> float:
 
 def _induced(indptr, indices, eweights, vertices):
     """CSR structure and arc weights of the subgraph induced by ``vertices`` (ascending), renumbered 0.."""
-    n = indptr.size - 1
-    local = np.full(n, -1, dtype=np.int64)
-    local[vertices] = np.arange(vertices.size)
-    at, degree = arc_positions(indptr, vertices)  # the piece's rows' arcs, row after row
-    rows = np.repeat(np.arange(vertices.size), degree)
-    heads = local[indices[at]]
-    keep = heads >= 0
-    sub_indptr = np.zeros(vertices.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows[keep], minlength=vertices.size), out=sub_indptr[1:])
-    return sub_indptr, heads[keep], eweights[at[keep]]
+    sub_indptr, sub_indices, at = piece_graph(indptr, indices, vertices, positions=True)
+    return sub_indptr, sub_indices, eweights[at]
 
 
 class _Pieces:
@@ -90,6 +82,7 @@ class _Pieces:
 
 
 def _solve(task) -> np.ndarray:
+    """Labels of one task (a piece, or the whole coarsest graph): METIS's recursive bisection."""
     indptr, indices, vweights, eweights, k, seed, imbalance = task
     n = indptr.size - 1
     if k == 1 or n <= k:  # no more vertices than parts: one each (METIS would complain, on stderr)
@@ -128,9 +121,8 @@ def initial_labels(indptr, indices, k: int, *, seed: int, imbalance: float, vwei
     vweights, eweights = np.asarray(vweights, dtype=np.int64), np.asarray(eweights, dtype=np.int64)
     n = indptr.size - 1
     pieces = piece_count(n, k)
-    if pieces == 1:
-        return metis(indptr, indices, k, seed=seed, imbalance=imbalance, vweights=vweights, eweights=eweights,
-                     recursive=True)
+    if pieces == 1 or n <= k:
+        return _solve((indptr, indices, vweights, eweights, int(k), int(seed), imbalance))
     top = _level_imbalance(imbalance, 1, k)
     # (vertices, parts, pieces) to cut, depth first; the leaves come out in a fixed order.
     stack, leaves = [(np.arange(n, dtype=np.int64), k, pieces)], []

@@ -686,8 +686,6 @@ def jet_partition(indptr, indices, k: int, *, seed: int, imbalance: float, coars
 
 def _initial_partition(xp, g: _Level, k: int, *, seed: int, imbalance: float, helpers=None):
     """METIS on the coarsest graph, on the host (it is small), in pieces (:func:`~fastapsp.partition.initial.initial_labels`)."""
-    if g.n <= k:
-        return xp.remainder(xp.arange(g.n, dtype=xp.int32), k)
     labels = initial_labels(_host(g.indptr), _host(g.indices), int(k), seed=seed, imbalance=imbalance,
                             vweights=_host(g.vweights), eweights=_host(g.eweights), solve=helpers)
     return xp.asarray(labels)

@@ -196,8 +196,9 @@ def _depths(parents: np.ndarray) -> np.ndarray:
     return depth
 
 
-def piece_graph(indptr, indices, vertices) -> tuple[np.ndarray, np.ndarray]:
-    """The symmetric CSR structure induced by ``vertices`` (ascending ids), renumbered 0 .. len - 1."""
+def piece_graph(indptr, indices, vertices, *, positions: bool = False):
+    """The symmetric CSR structure induced by ``vertices`` (ascending ids), renumbered 0 .. len - 1;
+    with ``positions`` also where each of its arcs lies in ``indices`` (to take arc weights along)."""
     from ..graph import arc_positions
 
     indptr = np.asarray(indptr, dtype=np.int64)
@@ -210,7 +211,8 @@ def piece_graph(indptr, indices, vertices) -> tuple[np.ndarray, np.ndarray]:
     rows = np.repeat(np.arange(vertices.size, dtype=np.int64), counts)[keep]
     sub_ptr = np.zeros(vertices.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=vertices.size), out=sub_ptr[1:])
-    return sub_ptr, heads[keep].astype(indices.dtype, copy=False)
+    sub_ind = heads[keep].astype(indices.dtype, copy=False)
+    return (sub_ptr, sub_ind, source[keep]) if positions else (sub_ptr, sub_ind)
 
 
 def piece_imbalance(n: int, k: int, imbalance: float, size: int, share: int) -> float:

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import array_module, available_bytes, gpu_warm
-from ..graph import arc_positions, distinct, stable_order
+from ..graph import stable_order
 from .build import build_component_matrix
 from .floyd_warshall import DEFAULT_TILE, blocked_floyd_warshall, close_many
 from .min_plus import Packing, min_plus
@@ -345,17 +345,13 @@ class LevelTree:
         starts = np.array(partition.starts, dtype=np.int64)
         nb = partition.boundary_per_part.astype(np.int64)
         self.starts, self.nb = [starts], [nb]  # of every level
-        # Cut arcs in level-0 boundary index.  A cut arc leaves a boundary vertex, so only the arcs of
-        # boundary vertices are looked at (a small share of the vertices; same order as arcs()).
-        tails = np.flatnonzero(partition.boundary)
-        at, counts = arc_positions(graph.indptr, tails)
-        src, dst, w = np.repeat(tails, counts), graph.indices[at], graph.weights[at]
-        src_part, dst_part = partition.labels[src], partition.labels[dst]
-        cut = src_part != dst_part
-        bs = _boundary_index(starts, nb, self.position[src[cut]], src_part[cut])
-        bd = _boundary_index(starts, nb, self.position[dst[cut]], dst_part[cut])
+        # Cut arcs in level-0 boundary index (in the order of arcs()).
+        src, at = partition.leaving_arcs(graph)
+        dst = graph.indices[at]
+        bs = _boundary_index(starts, nb, self.position[src], partition.labels[src])
+        bd = _boundary_index(starts, nb, self.position[dst], partition.labels[dst])
         self.steps: list[_Step] = []
-        self._build(bs, bd, w[cut])
+        self._build(bs, bd, graph.weights[at])
 
     @property
     def level_sizes(self) -> list[int]:
