@@ -171,7 +171,18 @@ def _rank_program(mode: str, out: str) -> None:
     from fastapsp.partition.jet import jet_partition
 
     comm = MPI.COMM_WORLD
-    if mode == "fail" and comm.rank == comm.size - 1:  # the last rank's METIS fails on its pieces
+    pools = []
+    if mode.endswith("forked"):  # every rank's share in forked workers (FASTAPSP_REFINE_WORKERS, set by the test)
+        from fastapsp.partition import workers
+
+        class Counting(workers.ForkedWorkers):
+            def __init__(self, state, count, **kwargs):
+                pools.append(count)
+                super().__init__(state, count, **kwargs)
+
+        workers.ForkedWorkers = Counting
+        initial.FORK_FROM = 0
+    if mode.startswith("fail") and comm.rank == comm.size - 1:  # the last rank's METIS fails on its pieces
         def failing(task):
             raise RuntimeError("METIS refused this piece")
 
@@ -185,16 +196,18 @@ def _rank_program(mode: str, out: str) -> None:
             found["jet"] = _digest(jet_partition(indptr, indices, K, seed=5, imbalance=0.03, helpers=helpers))
 
     run_phase(comm, "partitioning", on_rank0 if comm.rank == 0 else (lambda: initial.serve(comm)))
+    pools = comm.gather(pools)
     if comm.rank == 0:
+        found["pools"] = pools
         Path(out).write_text(json.dumps(found))
 
 
-def _launch(ranks: int, mode: str, out: Path):
+def _launch(ranks: int, mode: str, out: Path, **env):
     mpiexec = find_mpiexec()
     if mpiexec is None:
         pytest.skip("no mpiexec (install the 'mpi' extra)")
     return subprocess.run([mpiexec, "-n", str(ranks), sys.executable, str(HERE), mode, str(out)],
-                          capture_output=True, text=True, timeout=240, env=cli_env())
+                          capture_output=True, text=True, timeout=240, env={**cli_env(), **env})
 
 
 @pytest.mark.mpi
@@ -207,6 +220,25 @@ def test_ranks_share_the_pieces_and_give_one_process_labels(tmp_path, ranks):
     assert proc.returncode == 0, proc.stderr
     found = json.loads(out.read_text())
     indptr, indices, _, _ = _grid(side=128)
+    found.pop("pools")
+    assert found == {"initial": _digest(_labels()),
+                     "jet": _digest(jet_partition(indptr, indices, K, seed=5, imbalance=0.03))}
+
+
+@pytest.mark.mpi
+def test_each_rank_may_solve_its_pieces_in_forked_workers(tmp_path):
+    """With FASTAPSP_REFINE_WORKERS set, a rank's share of the pieces goes to its forked workers: the
+    labels of one process still."""
+    from fastapsp.partition.jet import jet_partition
+    from fastapsp.partition.workers import WORKERS_ENV
+
+    out = tmp_path / "found.json"
+    proc = _launch(2, "forked", out, **{WORKERS_ENV: "3"})
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(out.read_text())
+    pools = found.pop("pools")
+    assert len(pools) == 2 and all(rank and min(rank) > 1 for rank in pools), pools  # each rank forked
+    indptr, indices, _, _ = _grid(side=128)
     assert found == {"initial": _digest(_labels()),
                      "jet": _digest(jet_partition(indptr, indices, K, seed=5, imbalance=0.03))}
 
@@ -218,6 +250,18 @@ def test_a_piece_failing_on_another_rank_fails_every_rank(tmp_path):
     assert proc.returncode != 0
     assert "the initial partition's piece" in proc.stderr and "on rank 2" in proc.stderr
     assert "METIS refused this piece" in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.mpi
+def test_a_piece_failing_in_a_forked_worker_fails_every_rank(tmp_path):
+    from fastapsp.partition.workers import WORKERS_ENV
+
+    out = tmp_path / "found.json"
+    proc = _launch(3, "fail-forked", out, **{WORKERS_ENV: "2"})
+    assert proc.returncode != 0
+    assert "the initial partition's piece" in proc.stderr and "on rank 2" in proc.stderr
+    assert "RuntimeError: METIS refused this piece" in proc.stderr
     assert not out.exists()
 
 

@@ -72,13 +72,22 @@ def _induced(indptr, indices, eweights, vertices):
 
 
 class _Pieces:
-    """The pieces' METIS calls, as the forked workers' state (:class:`~fastapsp.partition.workers.ForkedWorkers`)."""
+    """The pieces' METIS calls, as the forked workers' state (:class:`~fastapsp.partition.workers.ForkedWorkers`).
 
-    def __init__(self, tasks):
-        self.tasks = tasks
+    ``answers=True``: each call gives ``(labels, None)`` or, where it raised, ``(None, "Type: message")``, so
+    that a rank reports which of its pieces failed (:func:`_answer`) however many workers solved them.
+    """
+
+    def __init__(self, tasks, answers: bool = False):
+        self.tasks, self.answers = tasks, answers
 
     def solve(self, i: int):
-        return _solve(self.tasks[i])
+        if not self.answers:
+            return _solve(self.tasks[i])
+        try:
+            return _solve(self.tasks[i]), None
+        except Exception as exc:  # noqa: BLE001 - reported by rank 0 once every rank has answered
+            return None, f"{type(exc).__name__}: {exc}"
 
 
 def _solve(task) -> np.ndarray:
@@ -91,15 +100,16 @@ def _solve(task) -> np.ndarray:
                  recursive=True)
 
 
-def solve_here(tasks) -> list:
-    """The pieces' labels in this process: in forked workers (one per piece, up to the CPUs it may use;
-    none inside an MPI process, :func:`~fastapsp.partition.workers.worker_count`) when they hold
-    ``FORK_FROM`` vertices or more, else one after the other."""
+def solve_here(tasks, *, answers: bool = False) -> list:
+    """The pieces' labels in this process: in forked workers (one per piece, up to
+    :func:`~fastapsp.partition.workers.worker_count`) when they hold ``FORK_FROM`` vertices or more, else
+    one after the other.  ``answers``: ``(labels, None)`` or ``(None, error)`` per piece instead of
+    raising (:class:`_Pieces`)."""
     from .workers import ForkedWorkers, worker_count
 
     vertices = sum(task[0].size - 1 for task in tasks)
     count = min(len(tasks), worker_count()) if vertices >= FORK_FROM else 1
-    with ForkedWorkers(_Pieces(tasks), count, name="initial partition") as workers:
+    with ForkedWorkers(_Pieces(tasks, answers), count, name="initial partition") as workers:
         return workers.map([(i,) for i in range(len(tasks))])
 
 
@@ -187,13 +197,19 @@ class RankHelpers:
 
 
 def _answer(share):
-    """``(results, failure)`` of one rank's share: ``[(piece, labels)]`` and None, or the first failure."""
+    """``(results, failure)`` of one rank's share: ``[(piece, labels)]`` and None, or the first failure
+    (a worker that died: the share's first piece, with what its pool said)."""
+    from .workers import WorkerError
+
+    try:
+        found = solve_here([task for _, task in share], answers=True)
+    except WorkerError as exc:
+        return [], (share[0][0], str(exc).splitlines()[0])
     results = []
-    for i, task in share:
-        try:
-            results.append((i, _solve(task)))
-        except Exception as exc:  # noqa: BLE001 - rank 0 raises it once every rank has answered
-            return results, (i, f"{type(exc).__name__}: {exc}")
+    for (i, _), (labels, failure) in zip(share, found):
+        if failure is not None:
+            return results, (i, failure)
+        results.append((i, labels))
     return results, None
 
 
