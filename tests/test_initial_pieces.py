@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -203,11 +204,18 @@ def _rank_program(mode: str, out: str) -> None:
 
 
 def _launch(ranks: int, mode: str, out: Path, **env):
+    """The rank program under ``ranks`` ranks; ``env``: variables set, or removed where None."""
     mpiexec = find_mpiexec()
     if mpiexec is None:
         pytest.skip("no mpiexec (install the 'mpi' extra)")
+    full = cli_env()
+    for name, value in env.items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
     return subprocess.run([mpiexec, "-n", str(ranks), sys.executable, str(HERE), mode, str(out)],
-                          capture_output=True, text=True, timeout=240, env={**cli_env(), **env})
+                          capture_output=True, text=True, timeout=240, env=full)
 
 
 @pytest.mark.mpi
@@ -226,14 +234,17 @@ def test_ranks_share_the_pieces_and_give_one_process_labels(tmp_path, ranks):
 
 
 @pytest.mark.mpi
-def test_each_rank_may_solve_its_pieces_in_forked_workers(tmp_path):
-    """With FASTAPSP_REFINE_WORKERS set, a rank's share of the pieces goes to its forked workers: the
-    labels of one process still."""
+@pytest.mark.parametrize("workers", ["3", None])
+def test_each_rank_solves_its_pieces_in_forked_workers(tmp_path, workers):
+    """A rank's share of the pieces goes to its forked workers, by default as with FASTAPSP_REFINE_WORKERS
+    set (they only run METIS between the rank's MPI calls): the labels of one process still."""
     from fastapsp.partition.jet import jet_partition
     from fastapsp.partition.workers import WORKERS_ENV
 
+    if workers is None and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no worker to fork by default")
     out = tmp_path / "found.json"
-    proc = _launch(2, "forked", out, **{WORKERS_ENV: "3"})
+    proc = _launch(2, "forked", out, **{WORKERS_ENV: workers})
     assert proc.returncode == 0, proc.stderr
     found = json.loads(out.read_text())
     pools = found.pop("pools")

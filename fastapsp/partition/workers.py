@@ -52,7 +52,7 @@ def _mpi_running() -> bool:
         return True
 
 
-def worker_count(requested: int | None = None) -> int:
+def worker_count(requested: int | None = None, *, brief: bool = False) -> int:
     """Worker processes for the pairwise cuts (and the pieces of Jet's initial partition).
 
     ``requested`` when given; else the environment variable
@@ -61,6 +61,13 @@ def worker_count(requested: int | None = None) -> int:
     an MPI rank is not safe with every MPI library and transport: set the
     variable to opt in) and where processes cannot be forked.  1 means no
     worker process: the cuts run in the calling process.
+
+    ``brief``: the workers only compute (METIS calls) while this process
+    makes no MPI call, and all end before it makes one (the pieces of Jet's
+    coarsest graph); such workers fork inside an MPI process too, as the text
+    parser's do (:mod:`fastapsp.io.parallel`): with one rank per GPU, a rank
+    solving its share of the pieces one after the other would take several
+    times as long as its workers do.
 
     Raises
     ------
@@ -80,7 +87,7 @@ def worker_count(requested: int | None = None) -> int:
         raise ValueError(f"workers: {requested} is below 1; allowed: 1 or more")
     if requested is not None:
         return int(requested) if "fork" in multiprocessing.get_all_start_methods() else 1
-    if "fork" not in multiprocessing.get_all_start_methods() or _mpi_running():
+    if "fork" not in multiprocessing.get_all_start_methods() or (_mpi_running() and not brief):
         return 1
     try:
         return max(1, len(os.sched_getaffinity(0)))
