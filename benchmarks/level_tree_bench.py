@@ -48,13 +48,15 @@ def main(argv=None) -> int:
     parser.add_argument("--weighted", action="store_true",
                         help="compare super-groups by touching groups against by arcs between them")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=42, help="the partition's seed (default: the package's)")
     parser.add_argument("--tag", default="gpu")
     args = parser.parse_args(argv)
     graph = fastapsp.read_graph(args.graph)
     name = Path(args.graph).name.split(".")[0]
     k = auto_k(graph, backend="cupy")["k"] if args.k is None else args.k
-    part = partition_graph(graph, k, "auto", backend="cupy")
-    print(f"{name}: n={graph.n} k={k} {part.method} boundary={int(part.boundary.sum())}", flush=True)
+    part = partition_graph(graph, k, "auto", backend="cupy", seed=args.seed)
+    print(f"{name}: n={graph.n} k={k} {part.method} seed={args.seed} boundary={int(part.boundary.sum())}",
+          flush=True)
     dtype = np.float32
     csr = [cp.asarray(a) for a in (graph.indptr, graph.indices, graph.weights)]
     comps = [p for p in range(part.k) if part.sizes[p]]
@@ -95,11 +97,12 @@ def main(argv=None) -> int:
               f"levels {r['level_sizes']} groups {r['groups']} closures "
               f"{r['closure_relaxations']:.2e}: boundary graph {r['boundary_graph_seconds']:.2f} s, "
               f"rows {r['boundary_rows_seconds']:.2f} s, total {r['seconds']:.2f} s", flush=True)
-    variant = "-weighted" if args.weighted else "-dense-limits" if args.dense_limits else ""
+    variant = ("-weighted" if args.weighted else "-dense-limits" if args.dense_limits else "") \
+        + (f"-seed{args.seed}" if args.seed != 42 else "")
     same = len({r["checksum"] for r in runs}) == 1
     print(f"same rows: {same} ({sorted({r['checksum'] for r in runs})!r})")
     out = write_result({"benchmark": "level_tree", "graph": name, "n": graph.n, "m": graph.m, "k": k,
-                        "partitioner": part.method, "boundary_vertices": int(part.boundary.sum()),
+                        "partitioner": part.method, "seed": args.seed, "boundary_vertices": int(part.boundary.sum()),
                         "runs": runs, "same_rows": same, "metadata": metadata()},
                        folder=RESULTS / args.tag,
                        name=f"level-tree-{name}-k{k}{variant}.json")

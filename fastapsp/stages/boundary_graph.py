@@ -85,10 +85,12 @@ SUPER_SIZE = {"cupy": 2048, "numpy": 256}
 # next level's boundary follows the arcs cut) rather than by which pairs of groups touch.  At the host's
 # limits (many small levels) that closed the upper levels with 16-91% fewer relaxations on every road
 # network and mesh of more than one level tried, and took a NumPy solve of a 65,536-vertex Delaunay
-# graph from 123 to 111-115 s; at the GPU's (few large levels, the top set by the last split) it was
-# mixed: 52% fewer on del21-unit, 1% more to 27% fewer on three del20-unit partitions, 86% more on a
-# fourth, the same on road networks (benchmarks/results/weighted-groups/).
-WEIGHTED_GROUPS = {"cupy": False, "numpy": True}
+# graph from 123 to 111-115 s.  At the GPU's (few large levels, the top set by the last split), on one
+# H100 over seven Jet partitions of del20-unit (four seeds), del20-euclid and del21-unit (two seeds):
+# the upper levels and the boundary rows together 59.4 s unweighted against 56.2 s weighted, faster on
+# five (by up to 1.2 s on del21-unit), 0.01 and 0.10 s slower on two; the road networks' trees the same
+# or smaller, their seconds the same (benchmarks/results/weighted-groups/).
+WEIGHTED_GROUPS = {"cupy": True, "numpy": True}
 # Boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches), and at most
 # this many bytes of them (fewer rows on graphs of many vertices), or a sixteenth of the memory available.
 # Batches of 512 rather than 128 rows (2 GiB rather than 512 MiB) took del20-euclid's boundary rows from
