@@ -92,8 +92,19 @@ def load(paths) -> list[dict]:
                           total_seconds=report["solve_seconds"] - verify)  # the in-run check is not the solve's
         if isinstance(report.get("stages"), dict) and "total_seconds" in report:
             report["_path"] = os.path.basename(path)
+            report["graph"] = graph_name(report["graph"])
             reports.append(report)
     return reports
+
+
+def graph_name(name: str) -> str:
+    """A report's graph without its file's extensions (``del21-unit.mtx`` as ``del21-unit``), so that a
+    plain ``fastapsp solve`` report and a benchmark's name the same graph alike."""
+    name = os.path.basename(str(name))
+    for suffix in (".gz", ".mtx", ".mm", ".graph", ".metis", ".txt", ".edges", ".el", ".snap"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
 
 
 def device_of(report: dict) -> str:

@@ -111,3 +111,14 @@ def test_upper_levels_law_predicts_the_measured_del22_from_del21(model):
     got = model.scaled_stages(ref, spec)["boundary_graph"]
     assert got == pytest.approx(measured["stages"]["boundary_graph"], rel=0.10)
     assert model.scaled_stages(ref, spec, 1.5)["boundary_graph"] < 0.75 * measured["stages"]["boundary_graph"]
+
+
+def test_a_plain_solve_report_names_its_graph_as_the_benchmarks_do(model, tmp_path):
+    """``fastapsp solve del21-unit.mtx --report`` names the file; the model reads it as del21-unit."""
+    report = json.loads(sorted(INPUTS.glob("two-gpus-del21-*-r1.json"))[0].read_text())
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps({**report, "graph": "/data/del21-unit.mtx.gz"}))
+    loaded = model.load([path])
+    assert loaded[0]["graph"] == "del21-unit"
+    assert ("del21-unit", "NVIDIA H200") in model.references(loaded)
+    assert [model.graph_name(n) for n in ("roadFLA.mtx", "g.graph", "road-24M")] == ["roadFLA", "g", "road-24M"]
