@@ -277,6 +277,24 @@ def test_directed_boundary_counts_incoming_cross_arcs():
     assert part.metrics()["boundary_ratio"] == 1.0
 
 
+def test_leaving_arcs_kept_per_graph_and_not_pickled(random_directed):
+    import pickle
+
+    graph = random_directed.graph
+    part = partition_graph(graph, 4, "metis", seed=1)
+    tails, at = part.leaving_arcs(graph)
+    rows = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
+    every = np.flatnonzero(part.labels[rows] != part.labels[graph.indices])  # a pass over every arc
+    np.testing.assert_array_equal(at, every)
+    np.testing.assert_array_equal(tails, rows[every])
+    assert part.leaving_arcs(graph)[1] is at and not at.flags.writeable  # kept, read-only
+    same = Graph(graph.indptr.copy(), graph.indices.copy(), graph.weights.copy(), directed=graph.directed)
+    assert part.leaving_arcs(same)[1] is not at  # another graph object: looked at again
+    again = pickle.loads(pickle.dumps(part))
+    np.testing.assert_array_equal(again.leaving_arcs(graph)[1], every)
+    np.testing.assert_array_equal(again.labels, part.labels)
+
+
 def test_empty_part_and_all_boundary():
     # k = 3 with part 2 empty; a path 0-1-2 split as {0, 2} | {1}: every vertex is boundary.
     eg = EdgeGraph(3, [0, 1], [1, 2], directed=False, name="path")

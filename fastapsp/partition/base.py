@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -74,6 +75,10 @@ class Partition:
     _starts: np.ndarray = field(repr=False)
     _n_boundary: np.ndarray = field(repr=False)
     details: dict = field(default_factory=dict)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __getstate__(self):  # what was kept for a graph does not travel (a weak reference cannot be pickled)
+        return {**self.__dict__, "_cache": {}}
 
     # ------------------------------------------------------------- components
     def component(self, p: int) -> tuple[np.ndarray, int]:
@@ -106,12 +111,20 @@ class Partition:
     def leaving_arcs(self, graph) -> tuple[np.ndarray, np.ndarray]:
         """``(tails, positions)`` of ``graph``'s arcs from one component to another (positions in
         ``graph.indices``, row after row).  Only a boundary vertex has such an arc, so only the boundary
-        vertices' rows are looked at (a small share of the arcs)."""
+        vertices' rows are looked at (a small share of the arcs).  Kept for the last graph asked about
+        (the level tree and the components' arc counts both ask; read-only arrays)."""
+        cached = self._cache.get("leaving")
+        if cached is not None and cached[0]() is graph:
+            return cached[1]
         tails = np.flatnonzero(self.boundary)
         at, counts = arc_positions(graph.indptr, tails)
         src = np.repeat(tails, counts)
         leaving = self.labels[src] != self.labels[graph.indices[at]]
-        return src[leaving], at[leaving]
+        found = (src[leaving], at[leaving])
+        for a in found:
+            a.flags.writeable = False
+        self._cache["leaving"] = (weakref.ref(graph), found)
+        return found
 
     # ---------------------------------------------------------------- metrics
     def metrics(self) -> dict:

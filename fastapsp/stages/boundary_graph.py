@@ -408,14 +408,16 @@ class LevelTree:
         k2 = max(2, int(k2))
         if k2 >= k:
             return np.arange(k, dtype=np.int64), k
-        # The distinct pairs of groups joined by a cut arc, as one int64 key each (np.unique over the
-        # columns of a 2-row array sorts structured records, far slower): each pair once, with the arcs
-        # between them, then both ways, sorted (the adjacency METIS reads, row by row).
-        low, high = np.minimum(gs, gd), np.maximum(gs, gd)
-        each = np.sort((low * k + high).astype(np.int64, copy=False))
+        # The distinct pairs of groups joined by a cut arc, as one integer key each (np.unique over the
+        # columns of a 2-row array sorts structured records, far slower; int32 keys, where k * k fits,
+        # sort in about half the time of int64): each pair once, with the arcs between them, then both
+        # ways, sorted (the adjacency METIS reads, row by row).
+        key = np.int32 if k * k <= np.iinfo(np.int32).max else np.int64
+        low, high = np.minimum(gs, gd).astype(key), np.maximum(gs, gd).astype(key)
+        each = np.sort(low * key(k) + high)
         each = each[each // k != each % k]
         first = np.flatnonzero(np.diff(each, prepend=-1) != 0)
-        once, arcs = each[first], np.diff(np.append(first, each.size))
+        once, arcs = each[first].astype(np.int64), np.diff(np.append(first, each.size))
         both = np.concatenate([once, (once % k) * k + once // k])
         order = np.argsort(both, kind="stable")
         keys = both[order]
