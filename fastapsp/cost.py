@@ -335,13 +335,15 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: 
 
     n = graph.n
     # Vertices without arcs have components of their own (fastapsp/partition/isolated.py): the law is that of the rest.
-    linked = np.flatnonzero(np.diff(graph.undirected_adjacency()[0]) > 0)
-    order = linked if linked.size < n else np.arange(n)
-    if order.size > sample:
-        order = _ball(graph, int(order[0]), sample) if ball is None else ball
+    has_arcs = np.diff(graph.undirected_adjacency()[0]) > 0
+    linked = int(np.count_nonzero(has_arcs))
+    if linked > sample:  # a region of the graph (the list of every linked vertex is made only where needed)
+        order = _ball(graph, int(np.argmax(has_arcs)), sample) if ball is None else ball
         if order.size < 4 * max(sizes):  # the first vertex sits in a small piece: the first ids instead
-            order = linked[:sample]
+            order = np.flatnonzero(has_arcs)[:sample]
         order = np.sort(order)
+    else:
+        order = np.flatnonzero(has_arcs) if linked < n else np.arange(n)
     sub = graph.subgraph(order)
     indptr, indices = sub.indptr.astype(np.int64), sub.indices.astype(np.int64)
     # The rim: vertices that lost arcs to the cut-out region.  Parts touching it
