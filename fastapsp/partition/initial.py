@@ -18,9 +18,9 @@ the seed: the same in one process (the pieces solved in forked worker
 processes where that pays, :func:`solve_here`) and under MPI, where rank 0 runs
 Jet and every rank partitions a share of the pieces, in its own forked workers
 where that pays (:class:`RankHelpers` on rank 0, :func:`serve` on the others).
-With one rank per GPU and the pieces one after the other on each rank, two
-ranks sharing one H100 took 1.07-1.19 s to partition del21-unit against
-0.83-0.97 s with each rank's share in its workers (one rank: 0.77-0.86 s).
+Two ranks sharing one H100 partitioned del21-unit in 1.07-1.19 s with each
+rank's pieces one after the other, in 0.72-0.85 s with them in each rank's
+workers (one rank: 0.77-0.86 s).
 """
 
 from __future__ import annotations
