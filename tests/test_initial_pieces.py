@@ -124,6 +124,52 @@ def test_the_same_labels_in_forked_workers_or_in_this_process(monkeypatch):
     np.testing.assert_array_equal(alone, forked)
 
 
+def test_a_rank_names_its_failing_piece_whoever_solved_it(monkeypatch):
+    """A rank's share (``_answer``): a piece that raises is named, in workers as in the process; a worker that
+    dies fails the share at its first piece, with what its pool saw."""
+    import os
+
+    import fastapsp.partition.initial as initial
+    from fastapsp.partition.workers import WORKERS_ENV
+
+    tasks = [(i, task) for i, task in zip((3, 5, 7), _tasks())]
+    real = initial._solve
+    monkeypatch.setattr(initial, "FORK_FROM", 0)
+    for workers in ("1", "2"):
+        monkeypatch.setenv(WORKERS_ENV, workers)
+
+        def refusing(task, real=real):
+            if task is tasks[1][1]:
+                raise RuntimeError("no cut")
+            return real(task)
+
+        monkeypatch.setattr(initial, "_solve", refusing)
+        results, failure = initial._answer(tasks)
+        assert failure == (5, "RuntimeError: no cut") and [i for i, _ in results] == [3], workers
+
+    def dying(task):
+        os._exit(3)
+
+    monkeypatch.setenv(WORKERS_ENV, "2")  # the pieces in forked workers: one of them dies
+    monkeypatch.setattr(initial, "_solve", dying)
+    results, failure = initial._answer(tasks)
+    assert results == [] and failure[0] == 3 and "exited with code 3" in failure[1]
+
+
+def _tasks():
+    """Three pieces' tasks of the test grid (as initial_labels hands them to its helpers)."""
+    handed = []
+
+    def helpers(tasks):
+        handed.extend(tasks)
+        from fastapsp.partition.initial import solve_here
+
+        return solve_here(tasks)
+
+    _labels(solve=helpers)
+    return handed[:3]
+
+
 def test_a_small_coarsest_graph_is_one_metis_call():
     from fastapsp.partition.initial import initial_labels
     from fastapsp.partition.metis import metis
