@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .graph import arc_positions, distinct
+from .io.cache import keep_note, kept_note
 from .stages._cuda import _SMALLK_MAX_K, _SMALLK_U16_K
 from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
 from .stages.min_plus import Packing
@@ -526,6 +527,11 @@ LOW_GROWTH = 2.5
 # Host seconds per vertex of the sampled region (sample_boundary: the region and its two METIS
 # cuts), below the least measured over those graphs on the development machine (1.6-15.1 microseconds).
 SAMPLE_SECONDS_PER_VERTEX = 1.5e-6
+# The note beside a graph's binary cache that keeps what auto_k sampled (fastapsp.io.cache.keep_note), and
+# the version of the sampling it holds: a change to _ball, growth_dimension or sample_boundary that alters
+# what they give must raise it, so that no run reuses what the old code measured.
+SAMPLING_NOTE = "k choice: sampled region"
+SAMPLING_METHOD = 1
 
 
 def least_regret_k(n: int, arcs: int, *, unit_weights: bool, backend: str, dtype=np.float32,
@@ -611,23 +617,46 @@ def auto_k(graph, *, backend: str, dtype=np.float32, memory_bytes: float | None 
     k, regret, predicted = least_regret_k(graph.n, graph.m, **common)
     if regret <= sampling:
         return least_regret(k, regret, predicted, "least regret over known boundary laws (sampling could not pay off)")
+    # What the sampling below measures depends on the graph alone: kept beside its binary cache, a later run
+    # of the same file reuses it (the same k) instead of growing and cutting the region again.
+    how = {"sample": sample, "sizes": list(parts), "seed": seed, "method": SAMPLING_METHOD}
+    kept = kept_note(graph, SAMPLING_NOTE)
+    kept = kept if isinstance(kept, dict) and kept.get("how") == how else None
+    measured = dict(kept or {}, how=how)
     # The region the sampling cuts, grown first: where it grows like a plane or slower (road networks, meshes),
     # only the laws of such graphs are weighed, which agree far more closely than all of them.
     ball = None
     if linked > sample:  # grown from the first vertex with arcs, as sample_boundary grows it
-        ball, hops = _ball(graph, int(np.argmax(degree > 0)), sample, levels=True)
-        growth = growth_dimension(hops)
-        if ball.size >= 0.9 * sample and growth <= LOW_GROWTH:
+        if "growth" not in measured:
+            ball, hops = _ball(graph, int(np.argmax(degree > 0)), sample, levels=True)
+            measured.update(growth=growth_dimension(hops), whole=bool(ball.size >= 0.9 * sample))
+        growth = measured["growth"]
+        if measured["whole"] and growth <= LOW_GROWTH:
             k, regret, predicted = least_regret_k(graph.n, graph.m, laws=LOW_GROWTH_LAWS, **common)
             if regret <= sampling:
+                _keep(graph, kept, measured)
                 return least_regret(k, regret, predicted, "least regret over the boundary laws of road networks "
                                     "and meshes (its region grows like a plane; sampling could not pay off)",
-                                    growth=round(growth, 3))
-    alpha, beta = sample_boundary(graph, sample=sample, sizes=parts, seed=seed, ball=ball)
+                                    growth=round(growth, 3), **_reused(kept))
+    if "alpha" not in measured:
+        measured["alpha"], measured["beta"] = sample_boundary(graph, sample=sample, sizes=parts, seed=seed, ball=ball)
+    _keep(graph, kept, measured)
+    alpha, beta = measured["alpha"], measured["beta"]
     k, predicted = choose_k(graph.n, graph.m, alpha, beta, unit_weights=graph.unit_weights, backend=backend,
                             dtype=dtype, memory_bytes=memory_bytes, isolated=isolated, packed=packed,
                             partitioner=partitioner)
     return {"k": k, "rule": "cost model", "sample": min(sample, linked), **extra, "alpha": round(alpha, 4),
-            "beta": round(beta, 4),
+            "beta": round(beta, 4), **_reused(kept),
             "predicted_seconds": {key: (round(v, 4) if isinstance(v, float) else v) for key, v in predicted.items()},
             "seconds": round(time.perf_counter() - start, 4)}
+
+
+def _keep(graph, kept, measured: dict) -> None:
+    """Keep what the sampling measured beside the graph's cache, where it measured something new."""
+    if measured != kept:
+        keep_note(graph, SAMPLING_NOTE, measured)
+
+
+def _reused(kept) -> dict:
+    """The report's word that the region's growth and boundary law came from the graph's cache."""
+    return {"sampled": "kept with the graph's binary cache"} if kept else {}

@@ -280,3 +280,40 @@ def test_no_peer_rate_without_several_ranks():
 
     assert peer_rate(None) is None
     assert peer_rate(get_comm()) is None  # one process: nothing travels
+
+
+def test_what_the_k_choice_sampled_is_kept_with_the_graphs_cache(tmp_path, monkeypatch):
+    """The region's growth and boundary law, measured by the first run, are kept beside the binary cache; a later
+    read of the same file reuses them (the same k, nothing sampled) until the cache holds other arrays."""
+    import fastapsp.cost as cost
+    import fastapsp.io.cache as cache_module
+    from fastapsp.io import read_graph
+
+    monkeypatch.setattr(cache_module, "CACHE_FROM_BYTES", 0)
+    monkeypatch.setattr(cost, "SAMPLE_SECONDS_PER_VERTEX", 0.0)  # sampling always pays: the whole path runs
+    grid = _grid(180)  # 32,400 vertices: more than the region sampled (25,000)
+    src, dst, _ = grid.arcs()
+    path = tmp_path / "grid.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n"
+                    f"{grid.n} {grid.n} {src.size}\n" + "".join(f"{a + 1} {b + 1}\n" for a, b in zip(src, dst)))
+    first = auto_k(read_graph(path, cache="auto"), backend="numpy")
+    assert first["rule"] == "cost model" and "sampled" not in first
+    notes = json.loads((tmp_path / "grid.mtx.mtx.fastapsp-csr" / "notes.json").read_text())
+    assert set(notes[cost.SAMPLING_NOTE]["value"]) == {"how", "growth", "whole", "alpha", "beta"}
+
+    def no_sampling(*args, **kwargs):
+        raise AssertionError("sampled again")
+
+    with monkeypatch.context() as m:
+        m.setattr(cost, "sample_boundary", no_sampling)
+        m.setattr(cost, "_ball", no_sampling)
+        again = auto_k(read_graph(path, cache="auto"), backend="numpy")
+    assert again.pop("sampled") == "kept with the graph's binary cache"
+    assert {key: again[key] for key in ("k", "alpha", "beta", "rule")} == \
+        {key: first[key] for key in ("k", "alpha", "beta", "rule")}
+    # A note written for other arrays is not used; a graph without a cache samples and keeps nothing.
+    notes[cost.SAMPLING_NOTE]["crc32"] = {"indptr": 0, "indices": 0, "weights": 0}
+    (tmp_path / "grid.mtx.mtx.fastapsp-csr" / "notes.json").write_text(json.dumps(notes))
+    assert "sampled" not in auto_k(read_graph(path, cache="auto"), backend="numpy")
+    plain = auto_k(read_graph(path, cache="none"), backend="numpy")
+    assert "sampled" not in plain and plain["k"] == first["k"]

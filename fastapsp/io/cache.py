@@ -11,6 +11,12 @@ checked and the CSR validated (:class:`fastapsp.graph.Graph`).  A stale,
 damaged or foreign cache is ignored and written anew.  The folder is written
 under a temporary name and renamed into place, so a reader sees a whole cache
 or none; a location that cannot be written is skipped without a word.
+
+A graph read from its cache, or whose cache was just written, knows that
+folder: what a run measures of the graph itself and a later run may reuse is
+kept there as a *note* (``notes.json``, :func:`keep_note` and
+:func:`kept_note`; the k choice keeps the boundary law it sampled), tied to
+the arrays' CRC-32, so a cache written anew drops its notes.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CACHE_FROM_BYTES", "CACHE_VERSION", "cache_folder", "load_cached", "save_cached", "source_record"]
+__all__ = ["CACHE_FROM_BYTES", "CACHE_VERSION", "cache_folder", "load_cached", "save_cached", "source_record",
+           "keep_note", "kept_note"]
 
 CACHE_VERSION = 1
 # Text parses at about 25 ms a MiB on one core of the development machine and a cache is read and checked
@@ -34,6 +41,8 @@ CACHE_VERSION = 1
 CACHE_FROM_BYTES = 1 << 20
 _ARRAYS = ("indptr", "indices", "weights")
 _HEAD = 1 << 20
+_NOTES = "notes.json"
+_STORED = "binary cache"  # key of Graph._cache: (folder, CRC-32 of the arrays) of the cache the graph is in
 
 
 def cache_folder(path, fmt: str, undirected: bool, location: str | None) -> Path | None:
@@ -84,6 +93,7 @@ def load_cached(folder: Path | None, path, fmt: str, undirected: bool, *, verify
         return None  # damaged or foreign: read the text and write the cache anew
     if graph.n != meta["n"] or graph.m != meta["arcs"]:
         return None
+    graph._cache[_STORED] = (folder, meta["crc32"])
     return graph
 
 
@@ -107,7 +117,51 @@ def save_cached(folder: Path | None, path, fmt: str, undirected: bool, graph, si
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
         os.rename(tmp, folder)
+        graph._cache[_STORED] = (folder, crc)
         return True
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)  # read-only folder, full disk, another process won the rename
+        return False
+
+
+def _notes(folder: Path, crc: dict) -> dict:
+    """The notes of the cache in ``folder`` whose arrays have the CRC-32s ``crc`` (others are dropped)."""
+    try:
+        notes = json.loads((folder / _NOTES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(notes, dict):
+        return {}
+    return {name: note for name, note in notes.items() if isinstance(note, dict) and note.get("crc32") == crc}
+
+
+def kept_note(graph, name: str):
+    """The value kept under ``name`` beside ``graph``'s binary cache (:func:`keep_note`), or None: no cache,
+    no such note, or one written for other arrays."""
+    stored = graph._cache.get(_STORED)
+    if stored is None:
+        return None
+    note = _notes(*stored).get(name)
+    return None if note is None else note.get("value")
+
+
+def keep_note(graph, name: str, value) -> bool:
+    """Keep ``value`` (plain JSON) under ``name`` beside ``graph``'s binary cache, for later runs of the same
+    file; False where the graph has no cache or its folder cannot be written (nothing is kept then)."""
+    stored = graph._cache.get(_STORED)
+    if stored is None:
+        return False
+    folder, crc = stored
+    notes = _notes(folder, crc)
+    notes[name] = {"crc32": crc, "value": value}
+    tmp = folder / f"{_NOTES}.tmp{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps(notes, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, folder / _NOTES)  # a reader sees the old notes or the new ones, never half
+        return True
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
         return False
