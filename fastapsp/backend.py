@@ -35,6 +35,14 @@ def gpu_count() -> int:
 _LOCAL_RANK_VARS = ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
 
 
+def launcher_local_rank(ranks: int) -> int | None:
+    """This process's rank on its node as its launcher says it: 0 for one process, None where no launcher
+    variable says it (a process's GPU is then chosen by :func:`fastapsp.comm.select_device` alone)."""
+    if ranks == 1:
+        return 0
+    return next((int(os.environ[v]) for v in _LOCAL_RANK_VARS if os.environ.get(v, "").isdigit()), None)
+
+
 def start_gpu_warmup(backend: str, ranks: int):
     """Import CuPy and create the CUDA context in a background thread; returns the thread or None.
 
@@ -56,8 +64,7 @@ def start_gpu_warmup(backend: str, ranks: int):
         return None
     import threading
 
-    local = 0 if ranks == 1 else next((int(os.environ[v]) for v in _LOCAL_RANK_VARS
-                                       if os.environ.get(v, "").isdigit()), None)
+    local = launcher_local_rank(ranks)
 
     def warm():
         try:

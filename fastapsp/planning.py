@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backend import available_bytes, device_csr, gpu_name, gpu_warm, resolve_backend
+from .backend import available_bytes, device_csr, gpu_name, gpu_warm, launcher_local_rank, resolve_backend
 from .comm import run_phase, select_device
 from .peers import peer_rate
 from .cost import choose_boundary_rows, close_everywhere, default_k, predict
@@ -57,7 +57,7 @@ from .schedule import component_costs, schedule_components
 from .sizing import check_output_fits, dry_run, output_bytes, sssp_memory
 from .smalldist import SMALL_DTYPES, check_small_dtype
 from .sources import SourceRows, choose_source_rows, parse_sources, pipeline_seconds, sssp_before_partition
-from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE
+from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, prepare_local_closures
 from .stages.min_plus import Packing
 
 __all__ = ["Plan", "SavedPlan", "make_plan", "load_plan", "renamed_by_component", "PLAN_KEYS"]
@@ -401,6 +401,10 @@ def make_plan(graph, opts: SolveOptions, *, comm, log=None, saved: SavedPlan | N
         and not force.get("given_k", False)
     if partition is None and source_rows != "sssp":
         t = time.perf_counter()
+        if backend == "cupy" and comm.rank != 0:  # rank 0 partitions: meanwhile, the closures' GPU form loads here
+            local = launcher_local_rank(comm.size)
+            if local is not None:
+                prepare_local_closures(graph, "float32" if opts.dtype in SMALL_DTYPES else precision.dtype, local)
         partition = partition_everywhere(graph, opts, k, backend, comm=comm, log=log,
                                          solve=k_choice.get("predicted_seconds", {}).get("solve"))
         seconds["partition"] = time.perf_counter() - t

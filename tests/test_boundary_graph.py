@@ -96,6 +96,41 @@ def test_local_closures_equal_numpy(xp, dtype):
         np.testing.assert_array_equal(host(got[p]), want[p], err_msg=f"component {p}")
 
 
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+def test_prepare_local_closures_closes_a_toy_of_the_graphs_index_type(xp, itype, monkeypatch):
+    """The toy that prepare_local_closures closes has the graph's index type and closes to its two paths'
+    distances; on the GPU the thread loads the device form (then used by close_components), and without a
+    GPU it loads nothing and changes nothing.  A graph of other weights, or a process warm on its GPU,
+    starts no thread."""
+    from fastapsp.stages import boundary_graph
+
+    monkeypatch.setattr(boundary_graph, "_DEVICE_FORM", {"thread": None, "loaded": False})
+    toy, part = boundary_graph._toy_components(itype)
+    assert toy.indptr.dtype == toy.indices.dtype == itype and part.boundary_per_part.tolist() == [1, 1]
+    closed = close_components(toy.indptr, toy.indices, toy.weights, part, [0, 1], dtype=np.float64)
+    path = np.abs(np.subtract.outer(np.arange(4), np.arange(4))).astype(float)  # a path of four: hops apart
+    for p in (0, 1):
+        vertices, _ = part.component(p)
+        local = vertices - 4 * p
+        np.testing.assert_array_equal(closed[p], path[np.ix_(local, local)])
+    weighted = Graph(toy.indptr, toy.indices, toy.weights * 2, directed=False)
+    assert boundary_graph.prepare_local_closures(weighted, np.float32, 0) is None
+    graph = Graph(toy.indptr, toy.indices, toy.weights, directed=False)
+    thread = boundary_graph.prepare_local_closures(graph, np.float32, 0)
+    thread.join(60)
+    assert boundary_graph._device_form_loaded() == (xp is not np)
+    assert boundary_graph.prepare_local_closures(graph, np.float32, 0) is None  # once a process
+
+
+def test_prepare_local_closures_starts_nothing_in_a_process_warm_on_its_gpu(monkeypatch):
+    from fastapsp.stages import boundary_graph
+
+    monkeypatch.setattr(boundary_graph, "_DEVICE_FORM", {"thread": None, "loaded": False})
+    monkeypatch.setattr(boundary_graph, "gpu_warm", lambda: True)
+    toy, _ = boundary_graph._toy_components(np.int32)
+    assert boundary_graph.prepare_local_closures(toy, np.float32, 0) is None
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("wide", [False, True])

@@ -203,3 +203,16 @@ def test_every_fixed_cost_of_a_plan_is_a_report_stage(tmp_path, monkeypatch):
                           comm=SerialComm())
     assert {"read", "backend", "choose_k", "partition", "plan"} <= set(report["stages"])
     assert report["stages"]["backend"] >= 0.05
+
+
+def test_launcher_local_rank(monkeypatch):
+    """The rank on its node as the launcher says it (Open MPI, Hydra, SLURM): 0 for one process, None untold."""
+    from fastapsp.backend import _LOCAL_RANK_VARS, launcher_local_rank
+
+    for name in _LOCAL_RANK_VARS:
+        monkeypatch.delenv(name, raising=False)
+    assert launcher_local_rank(1) == 0 and launcher_local_rank(2) is None
+    monkeypatch.setenv("SLURM_LOCALID", "3")
+    assert launcher_local_rank(4) == 3
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1")  # the first variable set wins
+    assert launcher_local_rank(4) == 1

@@ -72,6 +72,7 @@ from .floyd_warshall import DEFAULT_TILE, blocked_floyd_warshall, close_many
 from .min_plus import Packing, min_plus
 
 __all__ = ["BoundaryGraph", "LevelTree", "assign_closures", "close_components", "closes_by_searches",
+           "prepare_local_closures",
            "closure_batch_limit", "closure_budget",
            "levels_bytes", "batch_rows",
            "pack_boundary_rows", "DENSE_LIMIT", "SUPER_SIZE", "WEIGHTED_GROUPS", "CLOSURE_BATCH_BYTES", "BATCH_ROWS",
@@ -111,7 +112,7 @@ CLIQUE_ENTRIES = 1 << 22
 
 
 def close_components(indptr, indices, weights, partition, components, *, dtype, unit_weights: bool = False,
-                     host_csr=None):
+                     host_csr=None, local_on_device: bool | None = None):
     """Distances inside every component of ``components``, over its own arcs only.
 
     Returns ``{p: L_p}`` with ``L_p`` of shape (c_p, c_p) in the component's
@@ -127,7 +128,9 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
     the host in a fresh one: the dozen CuPy kernels of the device's form took
     0.4-0.6 s to load at their first use there (the command line, one H100),
     while the host's form cost roadNY 45-60 ms and roadFLA 100-160 ms a run in
-    a warm process.
+    a warm process.  A rank that loaded them while it waited for the partition
+    (:func:`prepare_local_closures`) makes it on the device too.
+    ``local_on_device`` decides instead where given.
     """
     xp = array_module(indptr, indices, weights)
     if xp is not np:  # one launch builds them all (the matrices are views of one buffer)
@@ -135,8 +138,10 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
 
         largest = max((int(partition.sizes[p]) for p in components), default=0)
         searches = host_csr is not None and closes_by_searches(largest, unit_weights=unit_weights)
+        if local_on_device is None:
+            local_on_device = gpu_warm() or _device_form_loaded()
         closed = build_local_batch_cuda(indptr, indices, weights, partition, components, dtype, searches=searches,
-                                        host_csr=host_csr, local_on_device=gpu_warm())
+                                        host_csr=host_csr, local_on_device=local_on_device)
         if not searches:
             close_many(closed.values())
         return closed
@@ -150,6 +155,65 @@ def close_components(indptr, indices, weights, partition, components, *, dtype, 
         closed[p] = build_component_matrix(indptr, indices, weights, xp.asarray(vertices), 0, no_rows, dtype=dtype)
     close_many(closed.values())  # on the GPU: the same launches for all of them
     return closed
+
+
+# The thread of prepare_local_closures, and whether it loaded the device form's kernels.
+_DEVICE_FORM: dict = {"thread": None, "loaded": False}
+
+
+def prepare_local_closures(graph, dtype, local_rank: int):
+    """Load, in a thread, the CuPy kernels with which :func:`close_components` makes the searches' CSR on
+    the GPU, by closing a small graph of ``graph``'s index type that way on GPU ``local_rank mod visible
+    devices``; once they are loaded, this process makes that CSR on the device as a process warm on its
+    GPU does.  For a rank that waits while rank 0 partitions (under MPI every rank but 0 has not used its
+    GPU when the components are closed): on the host that CSR took the second of two ranks sharing one
+    H100 0.52 s against rank 0's 0.16 s for del21-unit's halves (benchmarks/results/two-ranks-one-gpu-370aace/).
+    Only where the closures are searches (every arc weighs 1).  Returns the thread (None where nothing is
+    started); it never raises: where loading fails the host makes the CSR, as without it.
+    """
+    import threading
+
+    if _DEVICE_FORM["thread"] is not None or gpu_warm() or not graph.unit_weights:
+        return None
+    toy, part = _toy_components(graph.indptr.dtype)
+
+    def load():
+        try:
+            import cupy as cp
+
+            with cp.cuda.Device(local_rank % cp.cuda.runtime.getDeviceCount()) as device:
+                arrays = [cp.asarray(a) for a in (toy.indptr, toy.indices, toy.weights)]
+                close_components(*arrays, part, [0, 1], dtype=dtype, unit_weights=True,
+                                 host_csr=(toy.indptr, toy.indices), local_on_device=True)
+                device.synchronize()
+            _DEVICE_FORM["loaded"] = True
+        except Exception:  # noqa: BLE001 - the host then makes the CSR, as it would without this thread
+            pass
+
+    thread = threading.Thread(target=load, name="fastapsp-closure-warmup", daemon=True)
+    _DEVICE_FORM["thread"] = thread
+    thread.start()
+    return thread
+
+
+def _toy_components(itype):
+    """A graph of index type ``itype`` and unit weights, two paths of four vertices joined by one arc, and its
+    partition into the two paths (each with one boundary vertex): what :func:`prepare_local_closures` closes."""
+    from ..graph import Graph
+    from ..partition.base import make_partition
+
+    tails = np.array([0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7])
+    heads = np.array([1, 0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6])
+    toy = Graph(np.searchsorted(tails, np.arange(9)).astype(itype), heads.astype(itype), np.ones(tails.size),
+                directed=False)
+    return toy, make_partition(toy, np.repeat(np.array([0, 1], dtype=np.int32), 4), 2, method="toy", seed=0,
+                               imbalance=0.0, seconds=0.0)
+
+
+def _device_form_loaded() -> bool:
+    """Whether :func:`prepare_local_closures` has finished loading the device form (never waits for it)."""
+    thread = _DEVICE_FORM["thread"]
+    return bool(_DEVICE_FORM["loaded"]) and thread is not None and not thread.is_alive()
 
 
 def closes_by_searches(largest: int, *, unit_weights: bool) -> bool:
