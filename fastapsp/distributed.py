@@ -229,7 +229,10 @@ def tree_schedule(graph, partition, costs, selection, backend: str, seed: int, *
         return LevelTree(graph, partition, dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend],
                          seed=seed, weighted=WEIGHTED_GROUPS[backend])
 
-    tree = run_phase(comm, "shaping the boundary graph", on_rank0 if comm.rank == 0 else (lambda: None))
+    def meanwhile():  # the other ranks find the arcs leaving the components, which their closures count next
+        partition.leaving_arcs(graph)  # (kept by the partition: internal_arcs takes them from there)
+
+    tree = run_phase(comm, "shaping the boundary graph", on_rank0 if comm.rank == 0 else meanwhile)
     if comm.size > 1:
         tree = comm.bcast(tree)
     order = tree.order()
