@@ -166,8 +166,9 @@ def prepare_local_closures(graph, dtype, local_rank: int):
     the GPU, by closing a small graph of ``graph``'s index type that way on GPU ``local_rank mod visible
     devices``; once they are loaded, this process makes that CSR on the device as a process warm on its
     GPU does.  For a rank that waits while rank 0 partitions (under MPI every rank but 0 has not used its
-    GPU when the components are closed): on the host that CSR took the second of two ranks sharing one
-    H100 0.52 s against rank 0's 0.16 s for del21-unit's halves (benchmarks/results/two-ranks-one-gpu-370aace/).
+    GPU when the components are closed): the second of two ranks sharing one H100, making that CSR on the
+    host, closed its half of del21-unit's components in 0.52 s against rank 0's 0.16 s, and rank 0 waited
+    for it (benchmarks/results/two-ranks-one-gpu-370aace/).
     Only where the closures are searches (every arc weighs 1).  Returns the thread (None where nothing is
     started); it never raises: where loading fails the host makes the CSR, as without it.
     """
