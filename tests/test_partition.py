@@ -277,11 +277,15 @@ def test_directed_boundary_counts_incoming_cross_arcs():
     assert part.metrics()["boundary_ratio"] == 1.0
 
 
-def test_leaving_arcs_kept_per_graph_and_not_pickled(random_directed):
+@pytest.mark.parametrize("directed", [True, False])
+def test_leaving_arcs_kept_per_graph_and_not_pickled(random_directed, minnesota, directed):
+    """The arcs from one component to another, as one pass over every arc finds them: looked at once per
+    graph (for an undirected graph already while the partition is made), read-only, and not pickled."""
     import pickle
 
-    graph = random_directed.graph
+    graph = random_directed.graph if directed else minnesota.graph
     part = partition_graph(graph, 4, "metis", seed=1)
+    assert ("leaving" in part._cache) == (not directed)  # the partition's own pass found them
     tails, at = part.leaving_arcs(graph)
     rows = np.repeat(np.arange(graph.n), np.diff(graph.indptr))
     every = np.flatnonzero(part.labels[rows] != part.labels[graph.indices])  # a pass over every arc

@@ -19,11 +19,12 @@ def boundary_mask(graph, labels: np.ndarray) -> np.ndarray:
     return _cut(graph, labels)[0]
 
 
-def _cut(graph, labels: np.ndarray, xp=np) -> tuple[np.ndarray, int]:
-    """The boundary mask (on the host) and the edge cut, from one pass over the undirected structure (an arc
-    in either direction joins two vertices; each edge is stored both ways there), on ``xp``: CuPy where
-    the process already works on its GPU (a Jet partition: on del21-unit's 12.6 million arcs the host
-    took about 0.2 s)."""
+def _cut(graph, labels: np.ndarray, xp=np) -> tuple[np.ndarray, int, tuple | None]:
+    """The boundary mask (on the host), the edge cut and, for an undirected graph, ``(tails, positions)`` of
+    its cut arcs (:meth:`Partition.leaving_arcs`, on the host), from one pass over the undirected structure
+    (an arc in either direction joins two vertices; each edge is stored both ways there; an undirected
+    graph's own arrays), on ``xp``: CuPy where the process already works on its GPU (a Jet partition: on
+    del21-unit's 12.6 million arcs the host took about 0.2 s)."""
     indptr, indices = graph.undirected_adjacency()
     if xp is np:
         tails = np.repeat(labels, np.diff(indptr))
@@ -39,7 +40,10 @@ def _cut(graph, labels: np.ndarray, xp=np) -> tuple[np.ndarray, int]:
     mask = xp.zeros(graph.n, dtype=bool)
     mask[rows] = True
     mask[indices[at]] = True
-    return (mask if xp is np else xp.asnumpy(mask)), int(at.shape[0]) // 2
+    leaving = None
+    if not graph.directed:  # the structure walked is the graph's own: these are the arcs leaving components
+        leaving = (rows, at) if xp is np else (xp.asnumpy(rows), xp.asnumpy(at))
+    return (mask if xp is np else xp.asnumpy(mask)), int(at.shape[0]) // 2, leaving
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,7 +124,11 @@ class Partition:
         at, counts = arc_positions(graph.indptr, tails)
         src = np.repeat(tails, counts)
         leaving = self.labels[src] != self.labels[graph.indices[at]]
-        found = (src[leaving], at[leaving])
+        return self._keep_leaving(graph, (src[leaving], at[leaving]))
+
+    def _keep_leaving(self, graph, found: tuple) -> tuple:
+        """Keep ``found``, ``graph``'s leaving arcs (:meth:`leaving_arcs`; :func:`make_partition` knows them of
+        an undirected graph), read-only."""
         for a in found:
             a.flags.writeable = False
         self._cache["leaving"] = (weakref.ref(graph), found)
@@ -160,12 +168,15 @@ def make_partition(graph, labels, k: int, *, method: str, seed: int, imbalance: 
     if labels.size and (labels.min() < 0 or labels.max() >= k):
         raise PartitionError(f"partition of {graph.name!r}: labels must lie in 0..{k - 1}")
     labels = labels.astype(np.int32)
-    boundary, edge_cut = _cut(graph, labels, xp)
+    boundary, edge_cut, leaving = _cut(graph, labels, xp)
     # One stable sort by (component, interior) gives every component's vertices, boundary first, each
     # group ascending.
     order = stable_order(labels.astype(np.int64) * 2 + ~boundary, 2 * k)
     starts = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(np.bincount(labels, minlength=k), out=starts[1:])
     n_boundary = np.bincount(labels[boundary], minlength=k).astype(np.int64)
-    return Partition(labels, int(k), boundary, method, int(seed), float(imbalance), float(seconds),
+    part = Partition(labels, int(k), boundary, method, int(seed), float(imbalance), float(seconds),
                      edge_cut, order, starts, n_boundary, dict(details or {}))
+    if leaving is not None:
+        part._keep_leaving(graph, tuple(a.astype(np.int64, copy=False) for a in leaving))
+    return part
