@@ -182,7 +182,8 @@ def prepare_local_closures(graph, dtype, local_rank: int):
         try:
             import cupy as cp
 
-            with cp.cuda.Device(local_rank % cp.cuda.runtime.getDeviceCount()) as device:
+            device = cp.cuda.Device(local_rank % cp.cuda.runtime.getDeviceCount())
+            with device:
                 arrays = [cp.asarray(a) for a in (toy.indptr, toy.indices, toy.weights)]
                 close_components(*arrays, part, [0, 1], dtype=dtype, unit_weights=True,
                                  host_csr=(toy.indptr, toy.indices), local_on_device=True)
