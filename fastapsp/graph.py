@@ -249,7 +249,14 @@ class Graph:
             w = np.concatenate([w, w])
         # Sort by the one key src * n + dst (one sort of int64, several times faster
         # than sorting by three keys), then keep the lightest arc of each (src, dst) run.
-        if n <= _KEY_LIMIT:
+        # Where every arc weighs the same (a pattern file) no weight follows its arc: the keys are
+        # sorted alone, in place (del21-unit's 12.6 million arcs: about twice as fast as with the order).
+        same = w[0] if w.size and w.min() == w.max() else None
+        if n <= _KEY_LIMIT and same is not None:
+            key = src * n + dst
+            key.sort()
+            src, dst = key // max(n, 1), key % max(n, 1)
+        elif n <= _KEY_LIMIT:
             key, order = _sorted_with_order(src * n + dst)
             src, dst, w = key // max(n, 1), key % max(n, 1), w[order]
         else:
@@ -258,8 +265,8 @@ class Graph:
         first = np.ones(src.size, dtype=bool)
         first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
         if not first.all():
-            w = np.minimum.reduceat(w, np.flatnonzero(first))
             src, dst = src[first], dst[first]
+            w = w[: src.size] if same is not None else np.minimum.reduceat(w, np.flatnonzero(first))
         itype = index_dtype(n, src.size)
         indptr = np.zeros(n + 1, dtype=itype)
         np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])

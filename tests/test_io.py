@@ -433,3 +433,18 @@ def test_luxembourg_both_layouts_agree():
     b = read_graph(shared("luxembourg_osm.fastapsp.mtx.gz"))
     assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
     assert np.array_equal(a.weights, b.weights) and a.directed == b.directed
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("weight", [None, 2.5, 0.0])
+def test_from_edges_with_one_weight_for_every_arc(directed, weight):
+    """Every arc of the same weight (the keys sorted alone): loops dropped, parallel arcs once, each row's
+    heads ascending, as a set of pairs gives them."""
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, 40, 500), rng.integers(0, 40, 500)  # many parallel arcs and some loops
+    weights = None if weight is None else np.full(src.size, weight)
+    g = Graph.from_edges(40, src, dst, weights, directed=directed)
+    pairs = {(int(a), int(b)) for a, b in zip(src, dst) if a != b}
+    if not directed:
+        pairs |= {(b, a) for a, b in pairs}
+    assert arcs(g) == [(a, b, 1.0 if weight is None else weight) for a, b in sorted(pairs)]
