@@ -100,3 +100,20 @@ def test_the_cli_writes_and_uses_a_cache_for_a_large_text(tmp_path):
     assert (folder / "big.mtx.mtx.fastapsp-csr" / "meta.json").is_file()
     proc = run_cli("solve", path, "--graph-cache", tmp_path / "nowhere", "--dry-run")
     assert proc.returncode != 0 and "graph_cache" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_pattern_files_cache_keeps_no_weights(tmp_path, monkeypatch):
+    """Every arc weighs 1: the cache holds no weights array (8 bytes an arc less to read and check), and its
+    graph is the parsed one, its unit weights known."""
+    monkeypatch.setattr(cache_module, "CACHE_FROM_BYTES", 0)
+    graph = random_graph(np.random.default_rng(6), 300, 1200, directed=False, weighted=False)
+    src, dst, _ = graph.arcs()
+    path = tmp_path / "p.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n"
+                    f"{graph.n} {graph.n} {src.size}\n" + "".join(f"{a + 1} {b + 1}\n" for a, b in zip(src, dst)))
+    parsed = read_graph(path, cache="auto")
+    folder = tmp_path / "p.mtx.mtx.fastapsp-csr"
+    assert sorted(p.name for p in folder.iterdir()) == ["indices.npy", "indptr.npy", "meta.json"]
+    cached = read_graph(path, cache="auto")
+    assert not cached.indices.flags.writeable and _same(cached, parsed) and cached._cache.get("unit") is True
+    np.testing.assert_array_equal(cached.weights, parsed.weights)

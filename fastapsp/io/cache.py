@@ -1,7 +1,8 @@
 """A binary copy of a parsed graph, so that the next read of a large text file reads arrays instead of parsing.
 
 The first read of a graph file of at least :data:`CACHE_FROM_BYTES` of text writes
-its CSR arrays (``indptr``, ``indices``, ``weights`` as ``.npy`` files) and a
+its CSR arrays (``indptr``, ``indices``, ``weights`` as ``.npy`` files; no
+weights where every arc weighs 1, as in a pattern file) and a
 ``meta.json`` into a folder beside it, ``FILE.<format>[-undirected].fastapsp-csr``
 (or into the folder given as the cache location).  A later read with the same
 format and ``undirected`` setting reads the arrays (``numpy.load``)
@@ -78,7 +79,8 @@ def load_cached(folder: Path | None, path, fmt: str, undirected: bool, *, verify
                 or meta.get("undirected") != bool(undirected) or meta.get("source") != source_record(path)):
             return None
         arrays = {}
-        for name in _ARRAYS:
+        unit = meta.get("unit_weights") is True
+        for name in _ARRAYS[:2] if unit else _ARRAYS:
             # Read whole, not mapped: NumPy's memmap subclass slowed every later operation on the arrays
             # (METIS on roadNY 0.218 -> 0.345 s), and reading costs milliseconds (graph_cache_bench.py).
             # Read-only, as the mapped arrays were: a graph's arrays are never written.
@@ -87,12 +89,17 @@ def load_cached(folder: Path | None, path, fmt: str, undirected: bool, *, verify
             if verify and zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B")) != meta["crc32"][name]:
                 return None
             arrays[name] = array
+        if unit:  # every arc weighs 1: the weights were not written (a pattern file's 8 bytes an arc)
+            arrays["weights"] = np.ones(arrays["indices"].size)
+            arrays["weights"].flags.writeable = False
         graph = Graph(arrays["indptr"], arrays["indices"], arrays["weights"], directed=bool(meta["directed"]),
                       name=str(meta["name"]))
     except (OSError, ValueError, TypeError, KeyError):
         return None  # damaged or foreign: read the text and write the cache anew
     if graph.n != meta["n"] or graph.m != meta["arcs"]:
         return None
+    if unit:
+        graph._cache["unit"] = True  # Graph.unit_weights, known without a pass over the weights
     graph._cache[_STORED] = (folder, meta["crc32"])
     return graph
 
@@ -107,12 +114,14 @@ def save_cached(folder: Path | None, path, fmt: str, undirected: bool, graph, si
         record = source_record(path)
         tmp.mkdir(parents=False, exist_ok=True)
         crc = {}
-        for name in _ARRAYS:
+        unit = bool(graph.unit_weights)
+        for name in _ARRAYS[:2] if unit else _ARRAYS:
             array = np.ascontiguousarray(getattr(graph, name))
             np.save(tmp / f"{name}.npy", array, allow_pickle=False)
             crc[name] = zlib.crc32(memoryview(array).cast("B"))
         meta = {"version": CACHE_VERSION, "format": fmt, "undirected": bool(undirected), "source": record,
-                "name": graph.name, "n": graph.n, "arcs": graph.m, "directed": graph.directed, "crc32": crc}
+                "name": graph.name, "n": graph.n, "arcs": graph.m, "directed": graph.directed, "crc32": crc,
+                "unit_weights": unit}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
