@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     import fastapsp
     from fastapsp.cost import auto_k
     from fastapsp.partition import partition_graph
-    from fastapsp.stages.boundary_graph import (DENSE_LIMIT, SUPER_SIZE, BoundaryGraph, LevelTree,
+    from fastapsp.stages.boundary_graph import (DENSE_LIMIT, SUPER_SIZE, WEIGHTED_GROUPS, BoundaryGraph, LevelTree,
                                                 close_components, pack_boundary_rows)
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     comps = [p for p in range(part.k) if part.sizes[p]]
     blocks = pack_boundary_rows(close_components(*csr, part, comps, dtype=dtype), part)
 
-    def one(widen: bool, dense_limit: int = DENSE_LIMIT["cupy"], weighted: bool = False) -> dict:
+    def one(widen: bool, dense_limit: int = DENSE_LIMIT["cupy"], weighted: bool = WEIGHTED_GROUPS) -> dict:
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
         tree = LevelTree(graph, part, dense_limit=dense_limit, super_size=SUPER_SIZE["cupy"], widen=widen,

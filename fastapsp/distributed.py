@@ -25,7 +25,7 @@ from .partition import (Partition, load_partition, make_partition, partition_gra
 from .partition.initial import RankHelpers, serve
 from .partition.pieces import PIECES_FROM, cut_pieces, piece_graph, piece_imbalance
 from .schedule import component_costs, schedule_in_order
-from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, WEIGHTED_GROUPS, LevelTree, levels_bytes
+from .stages.boundary_graph import DENSE_LIMIT, SUPER_SIZE, LevelTree, levels_bytes
 from .stages.min_plus import Packing
 from .timing import StageTimer
 
@@ -227,7 +227,7 @@ def tree_schedule(graph, partition, costs, selection, backend: str, seed: int, *
     """
     def on_rank0():
         return LevelTree(graph, partition, dense_limit=DENSE_LIMIT[backend], super_size=SUPER_SIZE[backend],
-                         seed=seed, weighted=WEIGHTED_GROUPS[backend])
+                         seed=seed)
 
     def meanwhile():  # the other ranks find the arcs leaving the components, which their closures count next
         partition.leaving_arcs(graph)  # (kept by the partition: internal_arcs takes them from there)

@@ -414,7 +414,7 @@ def test_the_last_level_may_be_several_groups_without_boundary(xp):
     graph = disconnected_graph(np.random.default_rng(11), [80, 1, 70, 90], directed=False, weighted=True)
     part = partition_graph(graph, 20)
     limits = dict(dense_limit=16, super_size=8)
-    tree = LevelTree(graph, part, seed=42, **limits)
+    tree = LevelTree(graph, part, seed=42, weighted=False, **limits)  # the groups gathered so on this graph
     assert tree.nb[-1].size > 1 and tree.nb[-1].sum() == 0  # the case: no single top
     assert sorted(tree.order().tolist()) == list(range(part.k))
     _check_rows(graph, part, xp, tree=tree)

@@ -90,8 +90,8 @@ SUPER_SIZE = {"cupy": 2048, "numpy": 256}
 # H100 over seven Jet partitions of del20-unit (four seeds), del20-euclid and del21-unit (two seeds):
 # the upper levels and the boundary rows together 59.4 s unweighted against 56.2 s weighted, faster on
 # five (by up to 1.2 s on del21-unit), 0.01 and 0.10 s slower on two; the road networks' trees the same
-# or smaller, their seconds the same (benchmarks/results/weighted-groups/).
-WEIGHTED_GROUPS = {"cupy": True, "numpy": True}
+# or smaller, their seconds the same (benchmarks/results/weighted-groups/).  The default of LevelTree.
+WEIGHTED_GROUPS = True
 # Boundary rows of several groups made by one grouped min-plus (BoundaryGraph._row_batches), and at most
 # this many bytes of them (fewer rows on graphs of many vertices), or a sixteenth of the memory available.
 # Batches of 512 rather than 128 rows (2 GiB rather than 512 MiB) took del20-euclid's boundary rows from
@@ -397,12 +397,12 @@ class LevelTree:
         size, tens of thousands of vertices on a large mesh (docs/kernels.md).
     weighted : bool
         Gather groups by the number of arcs between them (METIS's edge
-        weights), not only by which pairs of groups touch (``WEIGHTED_GROUPS``
-        per backend).
+        weights), not only by which pairs of groups touch (default
+        ``WEIGHTED_GROUPS``, on both backends).
     """
 
     def __init__(self, graph, partition, *, dense_limit: int, super_size: int, seed: int = 42, widen: bool = True,
-                 weighted: bool = False):
+                 weighted: bool = WEIGHTED_GROUPS):
         if dense_limit < 1 or super_size < 2:
             raise ValueError(f"dense_limit {dense_limit} must be >= 1 and super_size {super_size} >= 2")
         self.dense_limit, self.super_size, self.seed = int(dense_limit), int(super_size), int(seed)
@@ -769,8 +769,7 @@ class BoundaryGraph:
         if tree is None:
             backend = "numpy" if xp is np else "cupy"
             tree = LevelTree(graph, partition, dense_limit=DENSE_LIMIT[backend] if dense_limit is None else dense_limit,
-                             super_size=SUPER_SIZE[backend] if super_size is None else super_size, seed=seed,
-                             weighted=WEIGHTED_GROUPS[backend])
+                             super_size=SUPER_SIZE[backend] if super_size is None else super_size, seed=seed)
         elif tree.n != graph.n or tree.k != partition.k:
             raise ValueError(f"tree: made for {tree.n} vertices and {tree.k} components, "
                              f"not {graph.n} and {partition.k}")
