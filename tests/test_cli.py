@@ -174,3 +174,77 @@ def test_plain_label_partition_file_gives_strict_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(report.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert data["k"] == 3 and data["seed"] is None and data["imbalance_allowed"] is None
+
+
+def _record_warmup_and_comm(monkeypatch):
+    """cli.main with start_gpu_warmup and get_comm recording their calls, in order (no GPU, no MPI)."""
+    import fastapsp.backend
+    import fastapsp.comm
+
+    calls = []
+    monkeypatch.setattr(fastapsp.backend, "start_gpu_warmup", lambda backend, ranks: calls.append(("warm", backend, ranks)))
+    real = fastapsp.comm.get_comm
+    monkeypatch.setattr(fastapsp.comm, "get_comm", lambda: calls.append(("comm",)) or real())
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_RANK", "SLURM_NTASKS",
+                "FASTAPSP_MPI"):
+        monkeypatch.delenv(var, raising=False)
+    return calls
+
+
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
+def test_solve_starts_cuda_before_mpi_with_the_runs_backend(tmp_path, monkeypatch, backend):
+    from fastapsp.cli import main
+
+    calls = _record_warmup_and_comm(monkeypatch)
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text(f"backend: {backend}\n")
+    assert main(["solve", str(MINNESOTA), "--config", str(run_file), "--backend", "numpy", "--output", "none",
+                 "--quiet"]) == 0
+    # The command line wins over the run file; the early start is asked with the backend the run takes, once
+    # per process (solve_job asks again: the same thread), one rank without a launcher.
+    assert calls[0] == ("warm", "numpy", 1) and calls[1] == ("comm",)
+    calls.clear()
+    assert main(["solve", str(MINNESOTA), "--config", str(run_file), "--output", "none", "--quiet", "--dry-run"]) == 0
+    assert calls[0] == ("warm", backend, 1) and calls[1] == ("comm",)
+
+
+def test_solve_with_unreadable_settings_starts_no_cuda_and_fails_in_one_line(tmp_path, monkeypatch, capsys):
+    from fastapsp.cli import main
+
+    calls = _record_warmup_and_comm(monkeypatch)
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text("backend: [\n")
+    assert main(["solve", str(MINNESOTA), "--config", str(run_file)]) != 0
+    assert calls == [("comm",)]
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "run.yaml" in err[0], err
+
+
+def test_the_warm_up_thread_is_started_once_while_it_runs(monkeypatch):
+    import sys
+    import threading
+
+    import fastapsp.backend as backend
+
+    gate = threading.Event()
+    asked = []
+
+    class Blocking:  # stands for CuPy: the warm-up's first CUDA call waits for the gate, then fails
+        @property
+        def cuda(self):
+            asked.append(1)
+            gate.wait(5)
+            raise RuntimeError("no GPU here")
+
+    monkeypatch.setitem(sys.modules, "cupy", Blocking())
+    monkeypatch.setattr(backend, "_WARMUP", None)
+    first = backend.start_gpu_warmup("auto", 1)
+    assert first is not None and backend.start_gpu_warmup("cupy", 1) is first
+    gate.set()
+    first.join(5)
+    assert not first.is_alive() and asked == [1]
+    assert backend.start_gpu_warmup("numpy", 1) is None
+    again = backend.start_gpu_warmup("auto", 1)  # a finished one is not returned: a new run starts its own
+    assert again is not first
+    again.join(5)
+    assert asked == [1, 1]
