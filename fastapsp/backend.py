@@ -43,9 +43,6 @@ def launcher_local_rank(ranks: int) -> int | None:
     return next((int(os.environ[v]) for v in _LOCAL_RANK_VARS if os.environ.get(v, "").isdigit()), None)
 
 
-_WARMUP = None  # the warm-up thread of this process, while it runs
-
-
 def start_gpu_warmup(backend: str, ranks: int):
     """Import CuPy and create the CUDA context in a background thread; returns the thread or None.
 
@@ -61,15 +58,10 @@ def start_gpu_warmup(backend: str, ranks: int):
     :mod:`fastapsp.kernels.catalog`); :func:`fastapsp.execute.execute` waits
     for it.  The thread competes with the reading for the interpreter (the
     read is a little slower with it), but without it the GPU partitioner
-    waited for CUDA instead.  The command line starts it before MPI starts
-    and before the solver's modules are imported; a second call while it
-    runs returns the same thread.
+    waited for CUDA instead.
     """
-    global _WARMUP
     if backend == "numpy":
         return None
-    if _WARMUP is not None and _WARMUP.is_alive():
-        return _WARMUP
     import threading
 
     local = launcher_local_rank(ranks)
@@ -90,9 +82,9 @@ def start_gpu_warmup(backend: str, ranks: int):
         except Exception:  # noqa: BLE001 - the real path reports problems
             pass
 
-    _WARMUP = threading.Thread(target=warm, name="fastapsp-gpu-warmup", daemon=True)
-    _WARMUP.start()
-    return _WARMUP
+    thread = threading.Thread(target=warm, name="fastapsp-gpu-warmup", daemon=True)
+    thread.start()
+    return thread
 
 
 _GPU_WARM = False  # True once this process has finished work on its GPU

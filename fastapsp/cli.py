@@ -183,7 +183,6 @@ def main(argv=None) -> int:
 
         if args.command == "solve":
             supervise()  # under a launcher the rest runs in a child, so that its death can be reported
-            _start_gpu_early(args)
         comm = get_comm()
         restore = _install_handlers(comm)
         if args.command == "solve" and comm.size > 1:
@@ -291,34 +290,14 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-def _solve_options(args):
-    """The run's settings: the command line over the run file (``--config``) over the defaults."""
+def _solve(args, comm) -> int:
     from .config import load_run_file, merge_options
     from .options import SolveOptions
-
-    file_settings = load_run_file(args.config) if args.config else {}
-    return merge_options(SolveOptions, file_settings, vars(args))
-
-
-def _start_gpu_early(args) -> None:
-    """Start CUDA (:func:`fastapsp.backend.start_gpu_warmup`) before MPI starts and the solver's modules
-    are imported, so that it overlaps them too.  Settings that cannot be read start nothing here: the run
-    reports them once every rank is up."""
-    try:
-        backend = _solve_options(args).backend
-    except Exception:  # noqa: BLE001 - _solve meets the same problem and reports it on rank 0
-        return
-    from .backend import start_gpu_warmup
-    from .launcher import launched_under_mpi, launcher_size
-
-    start_gpu_warmup(backend, launcher_size() if launched_under_mpi() else 1)
-
-
-def _solve(args, comm) -> int:
     from .pipeline import solve_job
     from .timing import StageTimer
 
-    opts = _solve_options(args)
+    file_settings = load_run_file(args.config) if args.config else {}
+    opts = merge_options(SolveOptions, file_settings, vars(args))
     if str(opts.output) == "device":
         raise ValueError("output: 'device' keeps the result on the GPU of a Python process (fastapsp.solve(..., "
                          "output='device')); the command line takes none, memory or PATH.npy")

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["LAUNCHER_VARS", "SIZE_VARS", "mpi_forced", "launched_under_mpi", "launcher_size"]
+__all__ = ["LAUNCHER_VARS", "mpi_forced", "launched_under_mpi"]
 
 # Variables that MPI launchers (Open MPI, MPICH/Hydra, Intel MPI, PMIx, SLURM's srun) set in each task.
 LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_RANK")
-# Variables that give the number of tasks (MPICH/Hydra, Open MPI, SLURM).
-SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
 
 
 def mpi_forced() -> bool | None:
@@ -32,12 +30,3 @@ def launched_under_mpi() -> bool:
     if forced is not None:
         return forced
     return any(v in os.environ for v in LAUNCHER_VARS)
-
-
-def launcher_size(default=1):
-    """The number of tasks the launcher started, as its variables say (``default`` where none does)."""
-    for name in SIZE_VARS:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return default

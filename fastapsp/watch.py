@@ -46,7 +46,7 @@ import threading
 import time
 import warnings
 
-from .launcher import launched_under_mpi, launcher_size
+from .launcher import launched_under_mpi
 from .temporaries import TEMPORARY_FILES, remove_temporary_files
 
 __all__ = ["PERIOD", "GRACE", "JobStatus", "supervise", "note_phase", "note_stage", "end_job", "failed_peer", "place",
@@ -57,6 +57,7 @@ GRACE = 2.0  # seconds a supervisor leaves the watchdogs beside it to end the jo
 _PREFIX = "fastapsp-job-"
 _STALE_EMPTY = 600  # seconds after which a job folder holding no status at all counts as left behind
 _RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
+_SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
 _PR_SET_PDEATHSIG = 1
 
 _JOB: JobStatus | None = None  # the job this process takes part in, while it runs
@@ -95,7 +96,7 @@ def supervise() -> None:
     global _PIPE
     if not _supervise_wanted() or not launched_under_mpi():
         return
-    if launcher_size(2) < 2 or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+    if _env_int(_SIZE_VARS, 2) < 2 or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return
     try:
         import ctypes
@@ -165,7 +166,7 @@ def _read_pipe(pipe: int) -> str:
 def _report_death(signum: int, worker: int, record: dict | None, status_file: str) -> None:
     """The one line about a worker that a signal killed; then its temporary files and the job folder."""
     rank = record["rank"] if record else _env_int(_RANK_VARS, "?")
-    size = record["size"] if record else launcher_size("?")
+    size = record["size"] if record else _env_int(_SIZE_VARS, "?")
     try:
         name = signal.Signals(signum).name
     except ValueError:
