@@ -122,3 +122,27 @@ def test_a_plain_solve_report_names_its_graph_as_the_benchmarks_do(model, tmp_pa
     assert loaded[0]["graph"] == "del21-unit"
     assert ("del21-unit", "NVIDIA H200") in model.references(loaded)
     assert [model.graph_name(n) for n in ("roadFLA.mtx", "g.graph", "road-24M")] == ["roadFLA", "g", "road-24M"]
+
+
+def test_mpi_start_is_the_median_excess_of_the_multi_rank_starts(model):
+    """What MPI's start adds: the multi-rank runs' process start less their reference's (the median), added
+    to the serial seconds of more than one rank only."""
+    refs = {("g", "GPU"): {"startup_seconds": 0.25}, ("h", "GPU"): {"startup_seconds": 0.3}}
+    reports = [{"graph": "g", "device": "GPU", "ranks": 2, "startup_seconds": 0.55},
+               {"graph": "g", "device": "GPU", "ranks": 4, "startup_seconds": 0.75},
+               {"graph": "h", "device": "GPU", "ranks": 2, "startup_seconds": 0.6},
+               {"graph": "x", "device": "GPU", "ranks": 2, "startup_seconds": 9.0},  # no reference: left out
+               {"graph": "g", "device": "GPU", "ranks": 1, "startup_seconds": 0.2}]
+    assert model.mpi_start(reports, refs) == pytest.approx(0.3)
+    assert model.mpi_start(reports[:2], refs) == pytest.approx(0.4)
+    assert model.mpi_start(reports[3:], refs) == 0.0
+    stages = {"read": 1.0, "min_plus": 8.0, "other": 0.0}
+    spec = {"n": 100, "m": 300, "k": 8, "c": 12.5, "B": 16.0, "b": 2.0}
+    one, two = (model.predict(stages, spec, p, None, 0.25, mpi=0.3) for p in (1, 2))
+    assert one["total"] == pytest.approx(0.25 + 1 + 8) and two["total"] == pytest.approx(0.25 + 0.3 + 1 + 4)
+
+
+def test_the_checks_count_mpis_start(tables):
+    assert tables["mpi_start_seconds"] > 0
+    assert all(miss[0] != "startup" or abs(miss[1]) < 0.2 for check in tables["checks"]
+               for miss in check["largest_misses"])
