@@ -31,9 +31,9 @@ Rank laws (the schedule of the inputs: every rank closes every component and kee
   start, which one process never makes: the median over the inputs' multi-rank runs of their
   ``startup_seconds`` less their reference's (:func:`mpi_start`; ``--mpi-start`` to give it).  The
   launcher's own start before the processes exist (``mpirun``: 0.22-0.25 s on the lent hosts,
-  ``benchmarks/results/two-ranks-one-gpu-f5f09bf/``) is in no report, so in no prediction either.  The partition stays whole because the runs
-  modelled partition with Jet, which ``--parallel-partition auto`` keeps on rank 0: a rank's cut into
-  pieces costs about what Jet does (``fastapsp.cost.pieces_seconds``, docs/mpi.md);
+  ``benchmarks/results/two-ranks-one-gpu-f5f09bf/``) is in no report, so in no prediction either.  The
+  partition stays whole because the runs modelled partition with Jet, which ``--parallel-partition auto``
+  keeps on rank 0: a rank's cut into pieces costs about what Jet does (``fastapsp.cost.pieces_seconds``, docs/mpi.md);
 * per-component stages (boundary_rows, extract, min_plus, assemble and the rest) divide by p, times the
   schedule's imbalance ``ceil(k/p) p / k`` (whole components per rank);
 * the other schedule, each rank closes its share and the closed boundary rows travel, is also
@@ -71,6 +71,7 @@ import glob
 import json
 import math
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,13 +103,16 @@ def load(paths) -> list[dict]:
 
 
 def graph_name(name: str) -> str:
-    """A report's graph without its file's extensions (``del21-unit.mtx`` as ``del21-unit``), so that a
-    plain ``fastapsp solve`` report and a benchmark's name the same graph alike."""
+    """A report's graph without its file's extensions (``del21-unit.mtx.gz`` as ``del21-unit``: ``.gz``, then
+    a graph extension that ``fastapsp.read_graph`` knows), so that a plain ``fastapsp solve`` report and a
+    benchmark's name the same graph alike."""
+    from fastapsp.io import _EXTENSIONS
+
     name = os.path.basename(str(name))
-    for suffix in (".gz", ".mtx", ".mm", ".graph", ".metis", ".txt", ".edges", ".el", ".snap"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    stem, extension = os.path.splitext(name)
+    return stem if extension.lower() in _EXTENSIONS else name
 
 
 def device_of(report: dict) -> str:
@@ -174,12 +178,9 @@ def mpi_start(reports, refs: dict) -> float:
     """Seconds that MPI's start adds to a process's start: the median, over the multi-rank reports that
     have a one-GPU reference of their graph on their device, of their ``startup_seconds`` less the
     reference's; 0 where there is none."""
-    extra = sorted((r.get("startup_seconds") or 0.0) - (refs[key].get("startup_seconds") or 0.0)
-                   for r in reports if r.get("ranks", 1) > 1 and (key := (r["graph"], device_of(r))) in refs)
-    if not extra:
-        return 0.0
-    middle = len(extra) // 2
-    return float(extra[middle] if len(extra) % 2 else (extra[middle - 1] + extra[middle]) / 2)
+    extra = [(r.get("startup_seconds") or 0.0) - (refs[key].get("startup_seconds") or 0.0)
+             for r in reports if r.get("ranks", 1) > 1 and (key := (r["graph"], device_of(r))) in refs]
+    return float(statistics.median(extra)) if extra else 0.0
 
 
 def top_share(ref: dict) -> float:
@@ -265,7 +266,7 @@ def stage_misses(stages: dict, report: dict, imbalance: float, startup: float, c
     misses = {name: measured.get(name, 0.0) - predicted.get(name, 0.0) for name in set(measured) | set(predicted)
               if name not in ("share_rows", "startup")}
     misses["startup"] = measured["startup"] - startup  # the reference's process start (and MPI's) is predicted
-    return sorted(((name, round(miss, 3)) for name, miss in misses.items()), key=lambda x: -abs(x[1]))[:count]
+    return sorted(((name, round(miss, 3)) for name, miss in misses.items()), key=lambda x: (-abs(x[1]), x[0]))[:count]
 
 
 def targets(refs: dict) -> list[tuple[str, str, dict]]:
