@@ -127,8 +127,6 @@ def test_the_same_labels_in_forked_workers_or_in_this_process(monkeypatch):
 def test_a_rank_names_its_failing_piece_whoever_solved_it(monkeypatch):
     """A rank's share (``_answer``): a piece that raises is named, in workers as in the process; a worker that
     dies fails the share at its first piece, with what its pool saw."""
-    import os
-
     import fastapsp.partition.initial as initial
     from fastapsp.partition.workers import WORKERS_ENV
 
