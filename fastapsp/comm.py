@@ -102,6 +102,8 @@ def get_comm():
     if not launched_under_mpi():
         return SerialComm()
     try:
+        # At mpi4py's default thread level, MPI_THREAD_MULTIPLE: the watchdog (fastapsp.watch) calls
+        # MPI_Abort from its own thread while the main thread may be inside a collective.
         from mpi4py import MPI
     except Exception as exc:
         raise BackendError(
