@@ -28,6 +28,7 @@ import numpy as np
 
 from .cost import COMPONENT_OVERHEAD, partition_seconds, predict
 from .errors import ConfigError, shorten
+from .graph import distinct
 from .options import SOURCE_ROWS
 
 __all__ = ["parse_sources", "SourceRows", "RowSubsetSink", "choose_source_rows", "sssp_before_partition",
@@ -84,7 +85,7 @@ def parse_sources(spec, n: int) -> np.ndarray:
     if ids.min() < 0 or ids.max() >= n:
         bad = int(ids[(ids < 0) | (ids >= n)][0])
         raise ConfigError(f"sources: vertex id {bad} is outside 0..{n - 1}")
-    return np.unique(ids)
+    return distinct(ids)
 
 
 def _parse_text(spec: str, n: int) -> np.ndarray:

@@ -77,7 +77,7 @@ import time
 
 import numpy as np
 
-from ..graph import arc_rows, count_values
+from ..graph import arc_rows, count_values, distinct
 from ._arrays import _array_module, _hash32, _stable_argsort, max_part_size
 from .jet import _contract, _Level, _match
 from .workers import ForkedWorkers, worker_count
@@ -112,14 +112,8 @@ LAYOUT_STEP = 0.8  # share of the estimated weight change applied per round
 
 
 def _unique(xp, a):
-    """Sorted distinct values of a 1-d integer array (on NumPy a sort: several times faster than ``np.unique``)."""
-    if xp is not np:
-        return xp.unique(a)
-    a = np.sort(a)
-    keep = np.empty(a.shape[0], dtype=bool)
-    keep[:1] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
+    """Sorted distinct values of a 1-d integer array (on NumPy :func:`~fastapsp.graph.distinct`)."""
+    return distinct(a) if xp is np else xp.unique(a)
 
 
 def _foreign_arcs(xp, rows, indices, labels, n: int):

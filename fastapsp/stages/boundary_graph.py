@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backend import array_module, available_bytes, gpu_warm
-from ..graph import stable_order
+from ..graph import distinct, stable_order
 from .build import build_component_matrix
 from .floyd_warshall import DEFAULT_TILE, blocked_floyd_warshall, close_many
 from .min_plus import Packing, min_plus
@@ -790,7 +790,7 @@ class BoundaryGraph:
                 raise ValueError(f"boundary_rows: the rows of component {p} are missing")
         self.announced = np.ones(partition.k, dtype=bool)  # components whose rows may be asked for here
         if components is not None:
-            components = np.unique(np.asarray(list(components), dtype=np.int64))
+            components = distinct(np.asarray(list(components), dtype=np.int64))
             bad = components[(components < 0) | (components >= partition.k)]
             if bad.size:
                 raise ValueError(f"components: {bad[:5].tolist()} not in 0..{partition.k - 1}")
