@@ -11,17 +11,15 @@ else
     "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
     export PYTHONPATH=$PWD:/tmp/site
     "$PYTHON" -m compileall -q -j 0 fastapsp /tmp/site > /dev/null 2>&1
-    # CuPy's, NumPy's, SciPy's and typing_extensions' modules too (pip byte-compiles what it installs; the lent machines' image
+    # CuPy's, NumPy's and SciPy's modules too (pip byte-compiles what it installs; the lent machines' image
     # has no bytecode for many of them): a first GPU run imports about two hundred of them lazily, 0.3-0.4 s
     # of compiling in every process that a user's installation does not pay.
     "$PYTHON" - <<'PY' > /dev/null 2>&1
 import compileall, importlib.util, os
-for name in ("cupy", "cupyx", "cupy_backends", "numpy", "scipy", "typing_extensions"):
+for name in ("cupy", "cupyx", "cupy_backends", "numpy", "scipy"):
     spec = importlib.util.find_spec(name)
-    if spec and spec.origin and spec.submodule_search_locations:
+    if spec and spec.origin:
         compileall.compile_dir(os.path.dirname(spec.origin), quiet=1, workers=0)
-    elif spec and spec.origin:  # a module of one file (typing_extensions, which pymetis imports: 27 ms uncompiled)
-        compileall.compile_file(spec.origin, quiet=1)
 PY
 fi
 # copy_data NAME...: NAME.mtx.gz into benchmarks/data/ from shared/data where it is missing.
