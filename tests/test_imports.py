@@ -1,4 +1,5 @@
-"""The package's import graph has no cycles (imports inside functions count too).
+"""The package's import graph has no cycles (imports inside functions count too), and its
+runs leave ``numpy.ma`` unimported (the last section).
 
 Every ``import fastapsp.x``, ``from fastapsp.x import ...`` and relative
 ``from .x import ...`` under ``fastapsp/`` is an edge, wherever it stands in
@@ -13,6 +14,8 @@ third module below them.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "fastapsp"
@@ -110,3 +113,40 @@ def test_the_graph_sees_function_level_imports():
 
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
+
+
+# ------------------------------------------------------------ numpy.ma stays out of a run
+# NumPy 2.4's np.unique, called without return_index, return_inverse or return_counts, imports numpy.ma at
+# its first call (about 50 ms of a GPU run, which imports no SciPy); the package calls
+# fastapsp.graph.distinct there instead.
+_INDICES = {"return_index", "return_inverse", "return_counts"}
+
+
+def plain_unique_calls(source: str) -> list[int]:
+    """Lines of ``np.unique(...)`` / ``numpy.unique(...)`` calls in ``source`` without indices or counts."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "unique"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in ("np", "numpy")
+            and not _INDICES & {keyword.arg for keyword in node.keywords}]
+
+
+def test_no_plain_np_unique_in_the_package():
+    assert plain_unique_calls("x = np.unique(a[b])\ny = numpy.unique(np.asarray(c))\n") == [1, 2]
+    assert plain_unique_calls("u, i = np.unique(np.asarray(a), return_inverse=True)\nv = xp.unique(a)\n") == []
+    found = [f"{path.relative_to(PACKAGE.parent)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
+             for line in plain_unique_calls(path.read_text(encoding="utf-8"))]
+    assert not found, f"np.unique without indices or counts (use fastapsp.graph.distinct): {found}"
+
+
+def test_distinct_and_the_sources_leave_numpy_ma_unimported():
+    code = ("import sys, numpy as np\n"
+            "from fastapsp.graph import distinct\n"
+            "from fastapsp.sources import parse_sources\n"
+            "import fastapsp.stages.boundary_graph\n"
+            "assert distinct(np.array([5, 1, 5, 3])).tolist() == [1, 3, 5]\n"
+            "assert parse_sources(np.array([3, 1, 3]), 5).tolist() == [1, 3]\n"
+            "print('numpy.ma' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=PACKAGE.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
