@@ -362,7 +362,7 @@ def sample_boundary(graph, *, sample: int = _SAMPLE, sizes=_SAMPLE_PARTS, seed: 
             continue
         part = partition_graph(region, k, "metis", seed=seed)
         inner = np.ones(k, dtype=bool)
-        inner[distinct(part.labels[rim])] = False
+        inner[part.labels[rim]] = False  # the parts the rim touches
         per_part = part.boundary_per_part[inner] if inner.sum() >= 3 else part.boundary_per_part
         points.append((region.n / k, max(float(per_part.mean()), 1e-3)))
     if len(points) < 2 or points[0][0] == points[1][0]:

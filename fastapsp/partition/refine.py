@@ -312,7 +312,7 @@ def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, l
     va = members[a]
     va = va[foreign[va] > 0]
     owner, arcs = _expand(np, indptr[va], indptr[va + 1] - indptr[va])
-    front = _unique(np, va[owner[labels[indices[arcs]] == b]])
+    front = distinct(va[owner[labels[indices[arcs]] == b]])
     layers, total = [], 0
     while front.shape[0] and total < limit:
         front = front[: limit - total]
@@ -321,7 +321,7 @@ def _corridor(indptr, indices, labels, members, foreign, seen, a: int, b: int, l
         total += front.shape[0]
         owner, arcs = _expand(np, indptr[front], indptr[front + 1] - indptr[front])
         nxt = indices[arcs]
-        front = _unique(np, nxt[(labels[nxt] == a) & ~seen[nxt]])
+        front = distinct(nxt[(labels[nxt] == a) & ~seen[nxt]])
     region = np.concatenate(layers) if layers else np.zeros(0, dtype=np.int64)
     seen[region] = False
     return region
@@ -342,14 +342,14 @@ def _pair_network(indptr, indices, labels, node, region, a: int, b: int):
     # Net centres: the corridor and its neighbours in a and b.
     owner, arcs = _expand(np, indptr[region], indptr[region + 1] - indptr[region])
     near = indices[arcs]
-    centres = _unique(np, np.concatenate([region, near[node[near] >= 0]]))
+    centres = distinct(np.concatenate([region, near[node[near] >= 0]]))
     owner, arcs = _expand(np, indptr[centres], indptr[centres + 1] - indptr[centres])
     net = np.concatenate([np.arange(centres.shape[0]), owner])
     pin = node[np.concatenate([centres, indices[arcs]])]
     outside = np.zeros(centres.shape[0], dtype=bool)
     outside[net[pin < 0]] = True  # a neighbour in a third part: a boundary vertex whatever happens
     keep = ~outside[net]
-    key = _unique(np, net[keep] * width + pin[keep])  # distinct pins, sorted by net
+    key = distinct(net[keep] * width + pin[keep])  # distinct pins, sorted by net
     net, pin = key // width, key % width
     nets = centres.shape[0]
     pins = count_values(np, net, nets)
@@ -410,7 +410,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
         sub = residual[middle][:, middle].tocoo()
         count, comp = connected_components(sub, directed=True, connection="strong")
         cu, cv = comp[sub.row], comp[sub.col]
-        key = _unique(np, cu[cu != cv] * count + cv[cu != cv])
+        key = distinct(cu[cu != cv] * count + cv[cu != cv])
         cu, cv = key // count, key % count
         # Kahn's order from the sinks of the component graph: a component comes after all it reaches.
         waiting = count_values(np, cu, count)
@@ -424,7 +424,7 @@ def _balanced_cut(residual, r: int, source: int, sink: int, base_a: int, lo: int
             _, arcs = _expand(np, starts[ready], starts[ready + 1] - starts[ready])
             done = tails[arcs]
             np.subtract.at(waiting, done, 1)
-            done = _unique(np, done)
+            done = distinct(done)
             ready = done[waiting[done] == 0]
         order = np.concatenate(layers)
         weight = count_values(np, comp[middle < r], count)
@@ -461,7 +461,7 @@ class _PairFlows:
     def _recount(self, changed):
         """Arcs into other parts again, for the vertices in ``changed`` and their neighbours."""
         _, arcs = _expand(np, self.indptr[changed], self.indptr[changed + 1] - self.indptr[changed])
-        again = _unique(np, np.concatenate([changed, self.indices[arcs]]))
+        again = distinct(np.concatenate([changed, self.indices[arcs]]))
         owner, arcs = _expand(np, self.indptr[again], self.indptr[again + 1] - self.indptr[again])
         other = self.labels[self.indices[arcs]] != self.labels[again[owner]]
         self.foreign[again] = count_values(np, owner[other], again.shape[0])
@@ -470,7 +470,7 @@ class _PairFlows:
         """Pairs ``a < b`` of parts joined by an arc, as keys ``a * k + b``."""
         rows = arc_rows(np, self.indptr, self.indices.shape[0])
         la, lb = self.labels[rows], self.labels[self.indices]
-        return _unique(np, la[la < lb] * self.k + lb[la < lb])
+        return distinct(la[la < lb] * self.k + lb[la < lb])
 
     def corridors(self, a: int, b: int, limit_a: int, limit_b: int):
         """The corridors of ``a`` towards ``b`` and of ``b`` towards ``a``.
